@@ -1,0 +1,40 @@
+# Thin front for the commands the README gives. The build itself is CMake's.
+BUILD    ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure demo test bench install asan tsan clean
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure:
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) >/dev/null
+
+demo: deps all
+	@bash scripts/demo.sh $(BUILD)
+
+test: deps all
+	@bash scripts/run-tests.sh $(BUILD)
+
+bench: deps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake -S . -B $(BUILD) -DCORUN_BENCH=ON >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+install: all
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The sanitizer build of the tests, as CI runs it.
+asan: deps
+	cmake -S . -B build-asan -DCORUN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build build-asan -j $(JOBS)
+	@bash scripts/run-tests.sh build-asan
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan

@@ -1,0 +1,11 @@
+/*
+ * corun/corun.h — the whole public API of libcorun. Include this, or the
+ * header of the one box you use.
+ */
+#ifndef CORUN_H
+#define CORUN_H
+
+#include <corun/common.h>
+#include <corun/topo.h>
+
+#endif

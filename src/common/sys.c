@@ -1,0 +1,66 @@
+/*
+ * sys.c — the syscall table (see sys.h): the real calls, and the reset that
+ * tests use after injecting faults.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/sys.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_process_madvise
+#define SYS_process_madvise 440
+#endif
+
+static int real_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+                                unsigned long flags)
+{
+    return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+static int real_pidfd_open(pid_t pid, unsigned int flags)
+{
+    return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+static int real_pidfd_send_signal(int pidfd, int sig, void *info, unsigned int flags)
+{
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, info, flags);
+}
+
+static long real_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
+                       uint32_t *uaddr2, uint32_t val3)
+{
+    return syscall(SYS_futex, uaddr, op, val, timeout, uaddr2, val3);
+}
+
+static int real_process_madvise(int pidfd, const void *iov, size_t vlen, int advice,
+                                unsigned int flags)
+{
+    return (int)syscall(SYS_process_madvise, pidfd, iov, vlen, advice, flags);
+}
+
+static const struct corun__syscalls real_syscalls = {
+    .perf_event_open = real_perf_event_open,
+    .sched_setaffinity = sched_setaffinity,
+    .sched_getaffinity = sched_getaffinity,
+    .pidfd_open = real_pidfd_open,
+    .pidfd_send_signal = real_pidfd_send_signal,
+    .futex = real_futex,
+    .clock_gettime = clock_gettime,
+    .process_madvise = real_process_madvise,
+};
+
+struct corun__syscalls corun__sys = real_syscalls;
+
+void corun__sys_reset(void)
+{
+    corun__sys = real_syscalls;
+}
