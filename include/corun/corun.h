@@ -7,5 +7,8 @@
 
 #include <corun/common.h>
 #include <corun/topo.h>
+#include <corun/sense.h>
+#include <corun/act.h>
+#include <corun/policy.h>
 
 #endif

@@ -1,0 +1,80 @@
+/*
+ * corun/policy.h — placement policies: pure functions from what is known
+ * (the topology, a profile per task, where tasks are now) to where they should
+ * run. No I/O, no clock, no logging: the same snapshot and seed give the same
+ * plan. Policies read only profiles built from counters, never a simulator's
+ * ground truth.
+ */
+#ifndef CORUN_POLICY_H
+#define CORUN_POLICY_H
+
+#include <corun/common.h>
+#include <corun/topo.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Class hints (Xie & Loh's animal classes), from a user or learned. */
+enum corun_class {
+    CORUN_CLASS_UNKNOWN = -1,
+    CORUN_CLASS_COMPUTE = 0, /* turtle: compute-int, compute-fp */
+    CORUN_CLASS_SHEEP,       /* little cache use, insensitive */
+    CORUN_CLASS_RABBIT,      /* cache-sensitive */
+    CORUN_CLASS_CHASING,     /* pointer-chasing, memory-latency bound devil */
+    CORUN_CLASS_STREAMING,   /* bandwidth-bound devil */
+    CORUN_NCLASSES
+};
+
+/* "compute", "sheep", "rabbit", "chasing", "streaming"; "unknown". */
+CORUN_API const char *corun_class_name(enum corun_class c);
+
+/* What a policy knows of a task. NaN marks a figure that is not known. */
+struct corun_task_profile {
+    unsigned id;            /* the caller's task number */
+    enum corun_class cls;   /* hint or learned; UNKNOWN */
+    double weight;          /* relative importance, 1 by default */
+    double ipc;             /* instructions per cycle */
+    double freq_ratio;      /* cycles / ref_cycles */
+    double llc_mpki;        /* LLC misses per kilo-instruction */
+    double llc_miss_ratio;  /* LLC misses / LLC references */
+    double mem_bw_bps;      /* memory bandwidth it draws, bytes per second */
+    double cpu_util;        /* CPU time / wall time */
+    /* Learned interference at each sharing level (CORUN_LEVEL_CORE, L2, L3,
+     * NUMA...): pressure is what it does to neighbours, sensitivity what
+     * neighbours do to it; 0 none, 1 a neighbour halves the victim's speed. */
+    double pressure[CORUN_NLEVELS];
+    double sensitivity[CORUN_NLEVELS];
+    int cpu;                /* dense CPU index it runs on now; -1 unplaced */
+};
+
+struct corun_snapshot {
+    const struct corun_topo *topo;
+    unsigned ntasks;
+    const struct corun_task_profile *tasks;
+    uint64_t seed;
+};
+
+/* A placement: one dense CPU index per task, -1 for "leave to the kernel". */
+struct corun_plan {
+    unsigned ntasks;
+    int *cpu;
+};
+
+struct corun_policy {
+    const char *name;    /* "linux", "spread", "pack", "di", "symbiotic", "corun" */
+    const char *summary; /* one line */
+    /* Fills @plan (plan->ntasks == snap->ntasks, cpu[] allocated by the
+     * caller). 0 or -errno (-ENOSPC when the tasks cannot all be placed). */
+    int (*place)(const struct corun_snapshot *snap, struct corun_plan *plan);
+};
+
+/* The registry: the policy named @name, or NULL. */
+CORUN_API const struct corun_policy *corun_policy_find(const char *name);
+/* Registered policies in order, @i from 0; NULL past the end. */
+CORUN_API const struct corun_policy *corun_policy_at(unsigned i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CORUN_POLICY_H */
