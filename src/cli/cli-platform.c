@@ -7,6 +7,7 @@
  * processor's CPUID leaves in that dump format.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ static void feature_line(const char *label, const struct corun_platform_feature 
     if (f->cpu == CORUN_TRI_NO && f->kernel != CORUN_TRI_YES)
         printf("no");
     else if (f->cpu == CORUN_TRI_YES && f->kernel == CORUN_TRI_YES)
-        printf("yes, and Linux uses it");
+        printf("yes, enabled in Linux");
     else if (f->cpu == CORUN_TRI_YES && f->kernel == CORUN_TRI_NO)
         printf("yes, but Linux does not use it");
     else
@@ -117,7 +118,7 @@ static void print_memory(const struct corun_platform *p)
         const struct corun_platform_hugetlb_pool *h = &p->hugepages[i];
 
         size_name(one, sizeof(one), h->size_kb);
-        printf("  %-16s %s: %lld reserved at boot or since, %lld free\n", i ? "" : "hugetlb pools",
+        printf("  %-16s %s: %lld pages, %lld free\n", i ? "" : "hugetlb pools",
                one, (long long)h->nr, (long long)h->free);
     }
     if (t->mode[0])
@@ -137,7 +138,7 @@ static void print_counters(const struct corun_platform *p)
            : m->available == CORUN_TRI_NO ? "unavailable"
                                           : "unknown",
            m->reason);
-    if (m->paranoid != INT_MIN_PARANOID)
+    if (m->paranoid != INT_MIN_PARANOID && m->probed)
         printf(" (perf_event_paranoid %d)", m->paranoid);
     printf("\n");
     printf("  %-16s allocation %s, monitoring %s, memory bandwidth %s", "RDT", yn(r->allocation),
@@ -221,7 +222,8 @@ static void print_kernel(const struct corun_platform *p)
                k->params[i].value);
     printf("\n  %-16s %u with a version", "modules", p->nmodules);
     for (unsigned i = 0; i < p->nmodules; i++)
-        printf("%s%s %s", i ? ", " : ": ", p->modules[i].name,
+        printf("%s%s %s%s", i ? ", " : ": ", p->modules[i].name,
+               p->modules[i].version[0] ? "" : "srcversion ",
                p->modules[i].version[0] ? p->modules[i].version : p->modules[i].srcversion);
     if (!p->nmodules)
         printf(" — %s", p->modules_why);
@@ -308,9 +310,11 @@ static int load_dump(const char *path, struct corun_cpuid_dump **out)
 {
     char *text = NULL;
     unsigned line = 0;
-    int fd = corun__root_open("/"), err;
+    /* corun__read_alloc() reads below a directory: "/" for an absolute
+     * path, the working directory for a relative one. */
+    int fd = path[0] == '/' ? corun__root_open("/") : AT_FDCWD, err;
 
-    err = fd < 0 ? fd : corun__read_alloc(fd, path, &text, NULL);
+    err = fd < 0 && fd != AT_FDCWD ? fd : corun__read_alloc(fd, path, &text, NULL);
     if (fd >= 0)
         close(fd);
     if (err) {

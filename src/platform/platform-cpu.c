@@ -262,8 +262,9 @@ static void hypervisor(const struct corun__pf_ctx *c, struct corun_platform *p)
 
     h->present = bit != CORUN_TRI_UNKNOWN ? bit : corun__pf_flag(c, "hypervisor");
     if (h->present == CORUN_TRI_NO) {
-        snprintf(h->why, sizeof(h->why), "no hypervisor bit in CPUID leaf 1%s",
-                 bit == CORUN_TRI_UNKNOWN ? " (cpuinfo flag)" : "");
+        snprintf(h->why, sizeof(h->why), "%s",
+                 bit == CORUN_TRI_UNKNOWN ? "no hypervisor flag in /proc/cpuinfo"
+                                          : "no hypervisor bit in CPUID leaf 1");
         return;
     }
     if (h->present == CORUN_TRI_YES && c->cpuid && c->cpuid(c->cpuid_user, 0x40000000, 0, r)) {
