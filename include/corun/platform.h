@@ -294,10 +294,10 @@ struct corun_ctxsw_opts {
 };
 
 struct corun_ctxsw_result {
-    double ns_per_switch;   /* median over repetitions, overhead subtracted */
-    double raw_ns_per_switch; /* median, overhead included */
-    double overhead_ns;     /* pipe write+read and the touch in one process */
-    double min_ns, max_ns;  /* of the repetitions, overhead subtracted */
+    double ns_per_switch;     /* raw_ns_per_switch - overhead_ns; may be <= 0 under noise */
+    double raw_ns_per_switch; /* median over repetitions of half a round trip */
+    double overhead_ns;       /* median: pipe write+read and the touch in one process */
+    double raw_min_ns, raw_max_ns; /* the spread of raw_ns_per_switch over repetitions */
     unsigned repetitions;
 };
 

@@ -248,10 +248,11 @@ static void print_measure(const struct cli_platform_measure *m)
         if (m->err[i])
             printf("unknown — %s\n", corun_strerror(m->err[i]));
         else
-            printf("%.0f ns per switch (%.0f-%.0f over %u runs; %.0f ns of pipe and touch "
-                   "subtracted)\n",
-                   m->res[i].ns_per_switch, m->res[i].min_ns, m->res[i].max_ns,
-                   m->res[i].repetitions, m->res[i].overhead_ns);
+            printf("%.0f ns per switch (%.0f ns with %.0f ns of pipe and touch, %.0f-%.0f "
+                   "over %u runs)%s\n",
+                   m->res[i].ns_per_switch, m->res[i].raw_ns_per_switch, m->res[i].overhead_ns,
+                   m->res[i].raw_min_ns, m->res[i].raw_max_ns, m->res[i].repetitions,
+                   m->res[i].ns_per_switch <= 0 ? " — below this machine's noise" : "");
     }
 }
 
@@ -271,7 +272,7 @@ static void print_human(const struct corun_platform *p, const struct cli_platfor
 static int measure(struct cli_platform_measure *m)
 {
     static const size_t sizes[] = {0, 64 << 10, 1 << 20};
-    static const unsigned rounds[] = {4000, 2000, 300};
+    static const unsigned rounds[] = {4000, 2000, 1000};
     cpu_set_t set;
 
     memset(m, 0, sizeof(*m));

@@ -331,8 +331,8 @@ static void measured(struct json *j, const struct cli_platform_measure *m)
             json_kdouble(j, "ns_per_switch", round(m->res[i].ns_per_switch));
             json_kdouble(j, "raw_ns_per_switch", round(m->res[i].raw_ns_per_switch));
             json_kdouble(j, "overhead_ns", round(m->res[i].overhead_ns));
-            json_kdouble(j, "min_ns", round(m->res[i].min_ns));
-            json_kdouble(j, "max_ns", round(m->res[i].max_ns));
+            json_kdouble(j, "raw_min_ns", round(m->res[i].raw_min_ns));
+            json_kdouble(j, "raw_max_ns", round(m->res[i].raw_max_ns));
             json_kuint(j, "repetitions", m->res[i].repetitions);
         }
         json_obj_end(j);

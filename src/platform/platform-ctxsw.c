@@ -252,7 +252,6 @@ int corun_platform_measure_ctxsw(const struct corun_ctxsw_opts *opts,
     unsigned rounds = opts->round_trips ? opts->round_trips : 2000;
     unsigned reps = opts->repetitions ? opts->repetitions : 7;
     struct ctxsw_report *r;
-    double net[MAX_REPS];
     int res[2], err, status;
     pid_t pid;
 
@@ -288,14 +287,15 @@ int corun_platform_measure_ctxsw(const struct corun_ctxsw_opts *opts,
         err = r->err;
     if (err)
         goto out_close;
-    for (unsigned i = 0; i < reps; i++)
-        net[i] = r->ring_ns[i] / 2 - r->ovh_ns[i];
+    /* Medians of each series, not of pairwise differences: on a busy machine
+     * one disturbed overhead run would otherwise swing its pair's figure. */
     out->repetitions = reps;
     out->raw_ns_per_switch = median(r->ring_ns, reps) / 2;
     out->overhead_ns = median(r->ovh_ns, reps);
-    out->ns_per_switch = median(net, reps);
-    out->min_ns = net[0];
-    out->max_ns = net[reps - 1];
+    out->ns_per_switch = out->raw_ns_per_switch - out->overhead_ns;
+    /* median() sorted the series. */
+    out->raw_min_ns = r->ring_ns[0] / 2;
+    out->raw_max_ns = r->ring_ns[reps - 1] / 2;
 out_close:
     close(res[0]);
     if (res[1] >= 0)

@@ -468,7 +468,8 @@ static void test_ctxsw(void **state)
     assert_int_equal(r.repetitions, 3);
     assert_true(r.raw_ns_per_switch > 0 && isfinite(r.raw_ns_per_switch));
     assert_true(r.overhead_ns > 0);
-    assert_true(r.min_ns <= r.ns_per_switch && r.ns_per_switch <= r.max_ns);
+    assert_true(r.raw_min_ns <= r.raw_ns_per_switch && r.raw_ns_per_switch <= r.raw_max_ns);
+    assert_true(fabs(r.ns_per_switch - (r.raw_ns_per_switch - r.overhead_ns)) < 1e-6);
     /* A switch costs more than nothing and less than a hundredth of a second. */
     assert_true(r.raw_ns_per_switch < 1e7);
 
