@@ -12,8 +12,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const names[] = {"model", "flags", "nopcid", "mitigations",
-                                        "transparent_hugepage", "x"};
+    static const char *const names[] = {
+        "model", "flags", "nopcid", "mitigations", "transparent_hugepage", "x"};
     char *s = malloc(size + 1), out[16], *flags;
 
     if (!s)

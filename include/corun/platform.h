@@ -73,32 +73,32 @@ struct corun_platform_opts {
 
 /* A processor feature: what the CPU offers and whether Linux uses it. */
 struct corun_platform_feature {
-    enum corun_tri cpu;    /* the processor has it (CPUID; else /proc/cpuinfo) */
-    enum corun_tri kernel; /* Linux has it enabled (its cpuinfo flag, command line) */
+    enum corun_tri cpu;           /* the processor has it (CPUID; else /proc/cpuinfo) */
+    enum corun_tri kernel;        /* Linux has it enabled (its cpuinfo flag, command line) */
     char why[CORUN_PLATFORM_WHY]; /* how `kernel` was decided, or why unknown */
 };
 
 struct corun_platform_cpu {
-    char vendor[16];      /* "GenuineIntel", "AuthenticAMD"; "" unknown */
-    char model_name[96];  /* the brand string; "" unknown */
+    char vendor[16];             /* "GenuineIntel", "AuthenticAMD"; "" unknown */
+    char model_name[96];         /* the brand string; "" unknown */
     int family, model, stepping; /* display values; -1 unknown */
-    int64_t microcode;    /* revision; -1 unknown */
-    unsigned nprocessors; /* processors in /proc/cpuinfo */
-    enum corun_tri hybrid; /* more than one core type (Intel hybrid) */
+    int64_t microcode;           /* revision; -1 unknown */
+    unsigned nprocessors;        /* processors in /proc/cpuinfo */
+    enum corun_tri hybrid;       /* more than one core type (Intel hybrid) */
     /* Hybrid core types by their PMU name: "cpu_core" "0-15", "cpu_atom" "16-23". */
     unsigned ntypes;
     struct {
         char name[32];
         char cpus[64];
     } types[4];
-    bool cpuid_used;      /* CPUID answered (live, or a replayed dump) */
+    bool cpuid_used;              /* CPUID answered (live, or a replayed dump) */
     char why[CORUN_PLATFORM_WHY]; /* why identity fields are unknown, or "" */
 };
 
 struct corun_platform_smt {
-    enum corun_tri present; /* the processor has more than one thread per core */
-    enum corun_tri enabled; /* and Linux runs them */
-    char control[24];       /* /sys/devices/system/cpu/smt/control; "" absent */
+    enum corun_tri present;    /* the processor has more than one thread per core */
+    enum corun_tri enabled;    /* and Linux runs them */
+    char control[24];          /* /sys/devices/system/cpu/smt/control; "" absent */
     unsigned threads_per_core; /* most siblings seen; 0 unknown */
     char why[CORUN_PLATFORM_WHY];
 };
@@ -109,19 +109,19 @@ struct corun_platform_hugetlb_pool {
 };
 
 struct corun_platform_thp {
-    char mode[16];    /* "always", "madvise", "never"; "" unknown */
-    char defrag[24];  /* "always", "defer", "defer+madvise", "madvise", "never"; "" unknown */
-    char shmem[24];   /* shmem_enabled; "" unknown */
+    char mode[16];        /* "always", "madvise", "never"; "" unknown */
+    char defrag[24];      /* "always", "defer", "defer+madvise", "madvise", "never"; "" unknown */
+    char shmem[24];       /* shmem_enabled; "" unknown */
     uint64_t pmd_size_kb; /* hpage_pmd_size in KiB; 0 unknown */
     char why[CORUN_PLATFORM_WHY]; /* why mode is unknown, or "" */
 };
 
 struct corun_platform_pmu {
-    enum corun_tri available; /* a hardware counter opens for this process */
+    enum corun_tri available;        /* a hardware counter opens for this process */
     char reason[CORUN_PLATFORM_WHY]; /* why not, why unknown, or how decided */
-    int paranoid;             /* perf_event_paranoid; INT_MIN unknown */
-    char core_pmu[64];        /* "cpu", "cpu_core cpu_atom"...; "" none */
-    int probe_errno;          /* errno of the probe; 0 success or not probed */
+    int paranoid;                    /* perf_event_paranoid; INT_MIN unknown */
+    char core_pmu[64];               /* "cpu", "cpu_core cpu_atom"...; "" none */
+    int probe_errno;                 /* errno of the probe; 0 success or not probed */
     bool probed;
 };
 
@@ -149,8 +149,8 @@ struct corun_platform_rapl {
 };
 
 struct corun_platform_freq {
-    char driver[32];   /* scaling_driver of cpu0; "" none */
-    char governor[32]; /* scaling_governor of cpu0; "" none */
+    char driver[32];        /* scaling_driver of cpu0; "" none */
+    char governor[32];      /* scaling_governor of cpu0; "" none */
     char pstate_status[16]; /* intel_pstate or amd_pstate status; "" absent */
     enum corun_tri boost;   /* turbo/boost allowed by Linux */
     char boost_source[64];  /* the file that said so */
@@ -158,14 +158,14 @@ struct corun_platform_freq {
     struct corun_platform_cpufreq *cpus; /* ncpus entries, online CPUs */
     unsigned nrapl;
     struct corun_platform_rapl *rapl;
-    char why[CORUN_PLATFORM_WHY];      /* why driver is "", or "" */
-    char rapl_why[CORUN_PLATFORM_WHY]; /* why there is no RAPL, or "" */
+    char why[CORUN_PLATFORM_WHY];          /* why driver is "", or "" */
+    char rapl_why[CORUN_PLATFORM_WHY];     /* why there is no RAPL, or "" */
     char throttle_why[CORUN_PLATFORM_WHY]; /* why throttle counts are unknown */
 };
 
 struct corun_platform_msr {
-    enum corun_tri accessible; /* /dev/cpu/0/msr opened and read */
-    int64_t aperf, mperf;      /* -1 unknown */
+    enum corun_tri accessible;     /* /dev/cpu/0/msr opened and read */
+    int64_t aperf, mperf;          /* -1 unknown */
     enum corun_tri turbo_disabled; /* IA32_MISC_ENABLE[38] or AMD HWCR[25] */
     char turbo_source[48];
     char why[CORUN_PLATFORM_WHY];
@@ -173,8 +173,8 @@ struct corun_platform_msr {
 
 struct corun_platform_hypervisor {
     enum corun_tri present;
-    char name[32];      /* "KVM", "Hyper-V", "VMware", "Xen"...; "" unknown/none */
-    char vendor_id[16]; /* CPUID 0x40000000 signature; "" unknown */
+    char name[32];                /* "KVM", "Hyper-V", "VMware", "Xen"...; "" unknown/none */
+    char vendor_id[16];           /* CPUID 0x40000000 signature; "" unknown */
     char why[CORUN_PLATFORM_WHY]; /* where it came from or why unknown */
 };
 
@@ -215,8 +215,8 @@ struct corun_platform {
     struct corun_platform_smt smt;
     struct corun_platform_feature pcid, invpcid, monitor_mwait, waitpkg, monitorx, pat;
     struct corun_platform_feature gbpages; /* 1 GiB pages (pdpe1gb) */
-    char idle_driver[32]; /* cpuidle current_driver; "" none */
-    const char *wait_strategy; /* "umwait", "mwaitx" or "pause" (each then futex) */
+    char idle_driver[32];                  /* cpuidle current_driver; "" none */
+    const char *wait_strategy;             /* "umwait", "mwaitx" or "pause" (each then futex) */
     unsigned nhugepage_sizes;
     struct corun_platform_hugetlb_pool hugepages[8]; /* ascending size */
     char hugepages_why[CORUN_PLATFORM_WHY];
@@ -287,16 +287,16 @@ CORUN_API bool corun_cpuid_dump_lookup(void *user, uint32_t leaf, uint32_t suble
 /* ---- measurement ----------------------------------------------------------- */
 
 struct corun_ctxsw_opts {
-    unsigned cpu;            /* the OS CPU both processes are pinned to */
+    unsigned cpu;             /* the OS CPU both processes are pinned to */
     size_t working_set_bytes; /* each process touches this much per switch; 0 none */
-    unsigned round_trips;    /* per repetition; 0 means 2000 */
-    unsigned repetitions;    /* 0 means 7; the median is reported */
+    unsigned round_trips;     /* per repetition; 0 means 2000 */
+    unsigned repetitions;     /* 0 means 7; the median is reported */
 };
 
 struct corun_ctxsw_result {
-    double ns_per_switch;     /* raw_ns_per_switch - overhead_ns; may be <= 0 under noise */
-    double raw_ns_per_switch; /* median over repetitions of half a round trip */
-    double overhead_ns;       /* median: pipe write+read and the touch in one process */
+    double ns_per_switch;          /* raw_ns_per_switch - overhead_ns; may be <= 0 under noise */
+    double raw_ns_per_switch;      /* median over repetitions of half a round trip */
+    double overhead_ns;            /* median: pipe write+read and the touch in one process */
     double raw_min_ns, raw_max_ns; /* the spread of raw_ns_per_switch over repetitions */
     unsigned repetitions;
 };

@@ -59,7 +59,10 @@ static void print_cpu(const struct corun_platform *p)
     printf("), %u processors\n", c->nprocessors);
     if (c->why[0])
         printf("  %-16s %s\n", "", c->why);
-    printf("  %-16s %s", "SMT", s->enabled == CORUN_TRI_YES ? "on" : s->enabled == CORUN_TRI_NO ? "off" : "unknown");
+    printf("  %-16s %s", "SMT",
+           s->enabled == CORUN_TRI_YES  ? "on"
+           : s->enabled == CORUN_TRI_NO ? "off"
+                                        : "unknown");
     if (s->threads_per_core)
         printf(", %u thread%s per core", s->threads_per_core, s->threads_per_core == 1 ? "" : "s");
     printf(" — %s\n", s->why);
@@ -100,7 +103,10 @@ static void print_memory(const struct corun_platform *p)
     for (unsigned i = 0; i < p->nhugepage_sizes; i++) {
         size_name(one, sizeof(one), p->hugepages[i].size_kb);
         snprintf(sizes + strlen(sizes), sizeof(sizes) - strlen(sizes), "%s%s",
-                 i == 0 ? "" : i + 1 == p->nhugepage_sizes ? " and " : ", ", one);
+                 i == 0                        ? ""
+                 : i + 1 == p->nhugepage_sizes ? " and "
+                                               : ", ",
+                 one);
     }
     printf("  %-16s %s, THP %s — ", "huge pages", p->nhugepage_sizes ? sizes : "none",
            t->mode[0] ? t->mode : "unknown");
@@ -118,8 +124,8 @@ static void print_memory(const struct corun_platform *p)
         const struct corun_platform_hugetlb_pool *h = &p->hugepages[i];
 
         size_name(one, sizeof(one), h->size_kb);
-        printf("  %-16s %s: %lld pages, %lld free\n", i ? "" : "hugetlb pools",
-               one, (long long)h->nr, (long long)h->free);
+        printf("  %-16s %s: %lld pages, %lld free\n", i ? "" : "hugetlb pools", one,
+               (long long)h->nr, (long long)h->free);
     }
     if (t->mode[0])
         printf("  %-16s defrag %s, shmem %s, PMD size %llu KiB\n", "THP",
@@ -178,8 +184,8 @@ static void print_frequency(const struct corun_platform *p)
             if (e->cur_khz > cur_hi)
                 cur_hi = e->cur_khz;
         }
-        printf("  %-16s %u-%u MHz, now %u-%u MHz across %u CPUs\n", "range", lo / 1000,
-               hi / 1000, cur_lo / 1000, cur_hi / 1000, f->ncpus);
+        printf("  %-16s %u-%u MHz, now %u-%u MHz across %u CPUs\n", "range", lo / 1000, hi / 1000,
+               cur_lo / 1000, cur_hi / 1000, f->ncpus);
     }
     printf("  %-16s %s%s%s%s\n", "boost", yn(f->boost), f->boost_source[0] ? " (" : "",
            f->boost_source, f->boost_source[0] ? ")" : "");
@@ -218,8 +224,7 @@ static void print_kernel(const struct corun_platform *p)
     if (!k->nparams)
         printf(" none that matter to corun");
     for (unsigned i = 0; i < k->nparams; i++)
-        printf(" %s%s%s", k->params[i].name, k->params[i].value[0] ? "=" : "",
-               k->params[i].value);
+        printf(" %s%s%s", k->params[i].name, k->params[i].value[0] ? "=" : "", k->params[i].value);
     printf("\n  %-16s %u with a version", "modules", p->nmodules);
     for (unsigned i = 0; i < p->nmodules; i++)
         printf("%s%s %s%s", i ? ", " : ": ", p->modules[i].name,
@@ -300,8 +305,8 @@ static int dump_cpuid(void)
         uint32_t r[4];
 
         if (corun_platform_cpuid_native(NULL, (uint32_t)(*l >> 32), (uint32_t)*l, r))
-            printf("%08x %x: %08x %08x %08x %08x\n", (uint32_t)(*l >> 32), (uint32_t)*l, r[0],
-                   r[1], r[2], r[3]);
+            printf("%08x %x: %08x %08x %08x %08x\n", (uint32_t)(*l >> 32), (uint32_t)*l, r[0], r[1],
+                   r[2], r[3]);
     }
     return CLI_EXIT_OK;
 }
@@ -338,9 +343,12 @@ static int load_dump(const char *path, struct corun_cpuid_dump **out)
 static int cmd_platform(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},       {"measure", no_argument, NULL, 'm'},
-        {"root", required_argument, NULL, 'r'}, {"cpuid", required_argument, NULL, 'c'},
-        {"dump-cpuid", no_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
+        {"json", no_argument, NULL, 'j'},
+        {"measure", no_argument, NULL, 'm'},
+        {"root", required_argument, NULL, 'r'},
+        {"cpuid", required_argument, NULL, 'c'},
+        {"dump-cpuid", no_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
     struct corun_platform_opts opts = {.probe_pmu = true, .read_msr = true};

@@ -316,9 +316,10 @@ static void measured(struct json *j, const struct cli_platform_measure *m)
     json_key(j, "measure");
     json_obj_begin(j);
     json_kuint(j, "cpu", m->cpu);
-    json_kstr(j, "method", "pipe ping-pong between two processes pinned to one CPU "
-                           "(lmbench lat_ctx), median of repetitions, pipe and touch "
-                           "overhead subtracted");
+    json_kstr(j, "method",
+              "pipe ping-pong between two processes pinned to one CPU "
+              "(lmbench lat_ctx), median of repetitions, pipe and touch "
+              "overhead subtracted");
     json_key(j, "context_switch");
     json_arr_begin(j);
     for (unsigned i = 0; i < m->n; i++) {
@@ -352,7 +353,8 @@ void cli_platform_json(const struct corun_platform *p, const struct cli_platform
     json_kstr(&j, "smt_reason", p->smt.why);
     jtri(&j, "smt_present", p->smt.present, p->smt.why);
     jstr(&j, "smt_control", p->smt.control, "no /sys/devices/system/cpu/smt/control");
-    jint(&j, "smt_threads_per_core", p->smt.threads_per_core ? (long long)p->smt.threads_per_core : -1,
+    jint(&j, "smt_threads_per_core",
+         p->smt.threads_per_core ? (long long)p->smt.threads_per_core : -1,
          "no thread_siblings_list");
     feature(&j, "pcid", &p->pcid);
     feature(&j, "invpcid", &p->invpcid);

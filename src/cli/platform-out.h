@@ -9,7 +9,7 @@
 
 #include "corun/platform.h"
 
-#define INT_MIN_PARANOID INT_MIN
+#define INT_MIN_PARANOID    INT_MIN
 #define CLI_PLATFORM_MAX_WS 4
 
 /* What --measure found: one result per working-set size. */

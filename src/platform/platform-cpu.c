@@ -23,8 +23,8 @@
  * processor, cpuinfo flag @flag and command-line switch @off (or NULL) for
  * the kernel.
  */
-static void feature(const struct corun__pf_ctx *c, struct corun_platform_feature *f,
-                    uint32_t leaf, int reg, unsigned bit, const char *flag, const char *off)
+static void feature(const struct corun__pf_ctx *c, struct corun_platform_feature *f, uint32_t leaf,
+                    int reg, unsigned bit, const char *flag, const char *off)
 {
     enum corun_tri by_cpuid = corun__pf_cpuid_bit(c, leaf, 0, reg, bit);
     enum corun_tri by_flag = corun__pf_flag(c, flag);
@@ -47,8 +47,9 @@ static void feature(const struct corun__pf_ctx *c, struct corun_platform_feature
                  off ? " and no " : "", off ? off : "", off ? " on the command line" : "");
     } else {
         f->kernel = CORUN_TRI_NO;
-        snprintf(f->why, sizeof(f->why), "%s %s", by_cpuid == CORUN_TRI_NO ?
-                 "not in CPUID, no cpuinfo flag" : "no cpuinfo flag", flag);
+        snprintf(f->why, sizeof(f->why), "%s %s",
+                 by_cpuid == CORUN_TRI_NO ? "not in CPUID, no cpuinfo flag" : "no cpuinfo flag",
+                 flag);
         if (f->cpu == CORUN_TRI_YES)
             snprintf(f->why, sizeof(f->why),
                      "CPUID has it but the kernel cleared cpuinfo flag %s (clearcpuid=, an "
@@ -82,8 +83,7 @@ static void identity_from_cpuid(const struct corun__pf_ctx *c, struct corun_plat
         cpu->model = (int)(fam == 6 || fam == 0xf ? (((r[0] >> 16) & 0xf) << 4) + mod : mod);
         cpu->cpuid_used = true;
     }
-    if (!cpu->model_name[0] && c->cpuid(c->cpuid_user, 0x80000000, 0, r) &&
-        r[0] >= 0x80000004) {
+    if (!cpu->model_name[0] && c->cpuid(c->cpuid_user, 0x80000000, 0, r) && r[0] >= 0x80000004) {
         char brand[49];
 
         for (uint32_t i = 0; i < 3; i++) {
@@ -107,8 +107,7 @@ static void identity(const struct corun__pf_ctx *c, struct corun_platform_cpu *c
     if (c->cpuinfo) {
         cpu->nprocessors = corun__pf_cpuinfo_count(c->cpuinfo);
         corun__pf_cpuinfo_field(c->cpuinfo, "vendor_id", cpu->vendor, sizeof(cpu->vendor));
-        corun__pf_cpuinfo_field(c->cpuinfo, "model name", cpu->model_name,
-                                sizeof(cpu->model_name));
+        corun__pf_cpuinfo_field(c->cpuinfo, "model name", cpu->model_name, sizeof(cpu->model_name));
         if (corun__pf_cpuinfo_field(c->cpuinfo, "cpu family", v, sizeof(v)))
             cpu->family = atoi(v);
         if (corun__pf_cpuinfo_field(c->cpuinfo, "model", v, sizeof(v)))
@@ -122,8 +121,8 @@ static void identity(const struct corun__pf_ctx *c, struct corun_platform_cpu *c
     if (cpu->microcode < 0) {
         char s[32];
 
-        if (corun__pf_read_str(c, "sys/devices/system/cpu/cpu0/microcode/version", s,
-                               sizeof(s)) > 0)
+        if (corun__pf_read_str(c, "sys/devices/system/cpu/cpu0/microcode/version", s, sizeof(s)) >
+            0)
             cpu->microcode = strtoll(s, NULL, 0);
     }
     if (!cpu->vendor[0] || cpu->family < 0)
@@ -146,8 +145,8 @@ static void hybrid(const struct corun__pf_ctx *c, struct corun_platform_cpu *cpu
         char path[64];
 
         snprintf(path, sizeof(path), "sys/devices/%s/cpus", types[i]);
-        if (corun__pf_read_str(c, path, cpu->types[cpu->ntypes].cpus,
-                               sizeof(cpu->types[0].cpus)) > 0) {
+        if (corun__pf_read_str(c, path, cpu->types[cpu->ntypes].cpus, sizeof(cpu->types[0].cpus)) >
+            0) {
             corun__pf_copy(cpu->types[cpu->ntypes].name, sizeof(cpu->types[0].name), types[i]);
             cpu->ntypes++;
         }
@@ -228,10 +227,17 @@ struct hv_name {
 };
 
 static const struct hv_name hv_sigs[] = {
-    {"KVMKVMKVM", "KVM"},      {"Microsoft Hv", "Hyper-V"}, {"VMwareVMware", "VMware"},
-    {"XenVMMXenVMM", "Xen"},   {"TCGTCGTCGTCG", "QEMU TCG"}, {"ACRNACRNACRN", "ACRN"},
-    {"bhyve bhyve ", "bhyve"}, {"VBoxVBoxVBox", "VirtualBox"}, {" lrpepyh  vr", "Parallels"},
-    {"QNXQVMBSQG", "QNX"},     {"Linux KVM Hv", "KVM (Hyper-V enlightened)"},
+    {"KVMKVMKVM", "KVM"},
+    {"Microsoft Hv", "Hyper-V"},
+    {"VMwareVMware", "VMware"},
+    {"XenVMMXenVMM", "Xen"},
+    {"TCGTCGTCGTCG", "QEMU TCG"},
+    {"ACRNACRNACRN", "ACRN"},
+    {"bhyve bhyve ", "bhyve"},
+    {"VBoxVBoxVBox", "VirtualBox"},
+    {" lrpepyh  vr", "Parallels"},
+    {"QNXQVMBSQG", "QNX"},
+    {"Linux KVM Hv", "KVM (Hyper-V enlightened)"},
 };
 
 /* Names a hypervisor from DMI strings, or returns NULL. */

@@ -26,7 +26,7 @@
 #include "platform/platform-internal.h"
 
 #define MAX_REPS 64
-#define LINE 64
+#define LINE     64
 
 struct ctxsw_report {
     int err;

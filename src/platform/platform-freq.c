@@ -127,8 +127,7 @@ static int rapl(const struct corun__pf_ctx *c, struct corun_platform_freq *f)
         corun__pf_read_str(c, path, z->name, sizeof(z->name));
         snprintf(path, sizeof(path), "sys/class/powercap/%s/energy_uj", names[i]);
         z->energy_uj = corun__pf_read_i64(c, path, &v) == 0 ? v : -1;
-        snprintf(path, sizeof(path), "sys/class/powercap/%s/constraint_0_power_limit_uw",
-                 names[i]);
+        snprintf(path, sizeof(path), "sys/class/powercap/%s/constraint_0_power_limit_uw", names[i]);
         z->power_limit_uw = corun__pf_read_i64(c, path, &v) == 0 ? v : -1;
         snprintf(path, sizeof(path), "sys/class/powercap/%s/enabled", names[i]);
         z->enabled = corun__pf_read_i64(c, path, &v) == 0 ? (v ? CORUN_TRI_YES : CORUN_TRI_NO)
@@ -152,8 +151,7 @@ int corun__pf_freq(struct corun__pf_ctx *c, struct corun_platform *p)
                            sizeof(f->driver)) <= 0)
         snprintf(f->why, sizeof(f->why),
                  "no /" CPU_DIR "/cpu0/cpufreq: no frequency driver loaded%s",
-                 p->hypervisor.present == CORUN_TRI_YES ? " (the hypervisor owns frequency)"
-                                                        : "");
+                 p->hypervisor.present == CORUN_TRI_YES ? " (the hypervisor owns frequency)" : "");
     corun__pf_read_str(c, CPU_DIR "/cpu0/cpufreq/scaling_governor", f->governor,
                        sizeof(f->governor));
     boost(c, f);
@@ -164,10 +162,10 @@ int corun__pf_freq(struct corun__pf_ctx *c, struct corun_platform *p)
 
 /* ---- MSRs ------------------------------------------------------------------ */
 
-#define MSR_MPERF 0xe7
-#define MSR_APERF 0xe8
+#define MSR_MPERF            0xe7
+#define MSR_APERF            0xe8
 #define MSR_IA32_MISC_ENABLE 0x1a0
-#define MSR_AMD_HWCR 0xc0010015ull
+#define MSR_AMD_HWCR         0xc0010015ull
 
 static int rdmsr(int fd, uint64_t msr, uint64_t *val)
 {
@@ -196,7 +194,7 @@ int corun__pf_msr(struct corun__pf_ctx *c, struct corun_platform *p)
     if (fd < 0) {
         m->accessible = CORUN_TRI_NO;
         snprintf(m->why, sizeof(m->why), "/dev/cpu/0/msr: %s%s", corun_strerror(fd),
-                 fd == -ENOENT   ? " (msr driver not loaded or not built)"
+                 fd == -ENOENT                   ? " (msr driver not loaded or not built)"
                  : fd == -EACCES || fd == -EPERM ? " (needs root and CAP_SYS_RAWIO)"
                                                  : "");
         return 0;

@@ -18,14 +18,14 @@
 #include "corun/platform.h"
 
 struct corun__pf_ctx {
-    int root;                         /* directory fd of opts.root */
+    int root; /* directory fd of opts.root */
     const struct corun_platform_opts *opts;
-    corun_cpuid_fn cpuid;             /* NULL: no CPUID */
+    corun_cpuid_fn cpuid; /* NULL: no CPUID */
     void *cpuid_user;
-    char *cpuinfo;                    /* /proc/cpuinfo, or NULL */
-    char cpuinfo_why[96];             /* why cpuinfo is NULL */
-    char *flags;                      /* " flag flag ... " of the first processor, or NULL */
-    const char *cmdline;              /* the report's kernel.cmdline, or NULL */
+    char *cpuinfo;        /* /proc/cpuinfo, or NULL */
+    char cpuinfo_why[96]; /* why cpuinfo is NULL */
+    char *flags;          /* " flag flag ... " of the first processor, or NULL */
+    const char *cmdline;  /* the report's kernel.cmdline, or NULL */
 };
 
 /* Registers of a CPUID leaf. */

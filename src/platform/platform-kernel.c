@@ -15,12 +15,30 @@
 
 /* The parameters reported when present, in this order. */
 static const char *const params[] = {
-    "nopcid",        "noinvpcid",          "nosmt",        "nopti",
-    "pti",           "nopat",              "nogbpages",    "mitigations",
-    "transparent_hugepage", "hugepagesz",   "default_hugepagesz", "hugepages",
-    "isolcpus",      "nohz_full",          "intel_pstate", "amd_pstate",
-    "idle",          "intel_idle.max_cstate", "processor.max_cstate", "clearcpuid",
-    "nowatchdog",    "rdt",                "cpufreq.off",  "maxcpus",
+    "nopcid",
+    "noinvpcid",
+    "nosmt",
+    "nopti",
+    "pti",
+    "nopat",
+    "nogbpages",
+    "mitigations",
+    "transparent_hugepage",
+    "hugepagesz",
+    "default_hugepagesz",
+    "hugepages",
+    "isolcpus",
+    "nohz_full",
+    "intel_pstate",
+    "amd_pstate",
+    "idle",
+    "intel_idle.max_cstate",
+    "processor.max_cstate",
+    "clearcpuid",
+    "nowatchdog",
+    "rdt",
+    "cpufreq.off",
+    "maxcpus",
 };
 
 int corun__pf_kernel(struct corun__pf_ctx *c, struct corun_platform *p)

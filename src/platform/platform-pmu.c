@@ -102,7 +102,9 @@ int corun__pf_pmu(struct corun__pf_ctx *c, struct corun_platform *p)
             char ev[160];
 
             snprintf(ev, sizeof(ev), "perf_event_open(PERF_TYPE_HARDWARE) fails with %s%s",
-                     err == -ENOENT ? "ENOENT" : err == -ENODEV ? "ENODEV" : "EOPNOTSUPP",
+                     err == -ENOENT   ? "ENOENT"
+                     : err == -ENODEV ? "ENODEV"
+                                      : "EOPNOTSUPP",
                      pmu->core_pmu[0] ? "" : ", no cpu PMU in /sys/bus/event_source/devices");
             no_pmu_reason(p, pmu->reason, sizeof(pmu->reason), ev);
         } else {

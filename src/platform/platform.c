@@ -57,12 +57,20 @@ enum corun_tri corun__pf_flag(const struct corun__pf_ctx *c, const char *flag)
     return strstr(c->flags, word) ? CORUN_TRI_YES : CORUN_TRI_NO;
 }
 
+/* The line after @line, or NULL at the end of the text. */
+static const char *next_line(const char *line)
+{
+    const char *nl = strchr(line, '\n');
+
+    return nl && nl[1] ? nl + 1 : NULL;
+}
+
 /* Finds the line of @text whose key (before the tabs and colon) is @key. */
 static const char *field_value(const char *text, const char *key)
 {
     size_t klen = strlen(key);
 
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+    for (const char *line = text; line && *line; line = next_line(line)) {
         const char *p = line;
 
         if (strncmp(p, key, klen))
@@ -122,7 +130,7 @@ unsigned corun__pf_cpuinfo_count(const char *text)
 {
     unsigned n = 0;
 
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+    for (const char *line = text; line && *line; line = next_line(line)) {
         const char *p = line + 9;
 
         if (strncmp(line, "processor", 9))
@@ -298,9 +306,8 @@ int corun_platform_probe(const struct corun_platform_opts *opts, struct corun_pl
 {
     static const struct corun_platform_opts defaults;
     int (*const topics[])(struct corun__pf_ctx *, struct corun_platform *) = {
-        corun__pf_kernel, corun__pf_firmware, corun__pf_cpu,     corun__pf_mem,
-        corun__pf_pmu,    corun__pf_rdt,      corun__pf_freq,    corun__pf_msr,
-        corun__pf_modules,
+        corun__pf_kernel, corun__pf_firmware, corun__pf_cpu, corun__pf_mem,     corun__pf_pmu,
+        corun__pf_rdt,    corun__pf_freq,     corun__pf_msr, corun__pf_modules,
     };
     struct corun__pf_ctx c = {.opts = opts ? opts : &defaults};
     struct corun_platform *p;
