@@ -32,6 +32,7 @@ for d in $cpu/cpu[0-9]*; do
     copy "$d/cpufreq/$f"
   done
 done
+copy $cpu/umwait_control/max_time $cpu/umwait_control/enable_c02 $cpu/vulnerabilities/*
 copy /sys/devices/cpu_core/cpus /sys/devices/cpu_atom/cpus /sys/hypervisor/type
 for d in /sys/kernel/mm/hugepages/hugepages-*; do
   copy "$d"/nr_hugepages "$d"/free_hugepages "$d"/resv_hugepages "$d"/surplus_hugepages

@@ -192,6 +192,19 @@ struct corun_platform_kernel {
     unsigned nparams;
     struct corun_platform_param params[24];
     char why[CORUN_PLATFORM_WHY];
+    /*
+     * Kernel page-table isolation (the Meltdown mitigation): with it every
+     * entry to the kernel switches page tables, which is what PCID makes
+     * cheap. From vulnerabilities/meltdown, else the cpuinfo flag "pti".
+     */
+    enum corun_tri pti;
+    char pti_why[CORUN_PLATFORM_WHY];
+    /* /sys/devices/system/cpu/vulnerabilities: name and status, sorted. */
+    unsigned nvulns;
+    struct {
+        char name[40];
+        char status[200];
+    } * vulns;
 };
 
 struct corun_platform_module {
@@ -216,7 +229,11 @@ struct corun_platform {
     struct corun_platform_feature pcid, invpcid, monitor_mwait, waitpkg, monitorx, pat;
     struct corun_platform_feature gbpages; /* 1 GiB pages (pdpe1gb) */
     char idle_driver[32];                  /* cpuidle current_driver; "" none */
-    const char *wait_strategy;             /* "umwait", "mwaitx" or "pause" (each then futex) */
+    /* Linux's limits on UMWAIT (umwait_control): the longest wait in TSC
+     * cycles (-1 unknown) and whether the deeper C0.2 state is allowed. */
+    int64_t umwait_max_time;
+    enum corun_tri umwait_c02;
+    const char *wait_strategy; /* "umwait", "mwaitx" or "pause" (each then futex) */
     unsigned nhugepage_sizes;
     struct corun_platform_hugetlb_pool hugepages[8]; /* ascending size */
     char hugepages_why[CORUN_PLATFORM_WHY];

@@ -82,6 +82,14 @@ static void print_tlb_wait(const struct corun_platform *p)
     printf("TLB (process-aware: no flush on a switch between address spaces)\n");
     feature_line("PCID", &p->pcid);
     feature_line("INVPCID", &p->invpcid);
+    printf("  %-16s %s — %s%s\n", "PTI",
+           p->kernel.pti == CORUN_TRI_YES  ? "on"
+           : p->kernel.pti == CORUN_TRI_NO ? "off"
+                                           : "unknown",
+           p->kernel.pti_why,
+           p->kernel.pti == CORUN_TRI_YES ? "; every kernel entry switches page tables, PCID keeps "
+                                            "the TLB across them"
+                                          : "");
     printf("waiting\n");
     feature_line("MONITOR/MWAIT", &p->monitor_mwait);
     feature_line("WAITPKG", &p->waitpkg);
@@ -90,6 +98,10 @@ static void print_tlb_wait(const struct corun_platform *p)
            !strcmp(p->wait_strategy, "umwait")   ? "UMONITOR/UMWAIT (WAITPKG)"
            : !strcmp(p->wait_strategy, "mwaitx") ? "MONITORX/MWAITX"
                                                  : "neither WAITPKG nor MONITORX: a PAUSE spin");
+    if (p->umwait_max_time >= 0)
+        printf("  %-16s longest wait %lld TSC cycles, C0.2 %s\n", "umwait_control",
+               (long long)p->umwait_max_time,
+               p->umwait_c02 == CORUN_TRI_YES ? "allowed" : "not allowed");
     printf("  %-16s %s\n", "idle driver", p->idle_driver[0] ? p->idle_driver : "none");
 }
 

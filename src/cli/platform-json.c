@@ -265,6 +265,18 @@ static void kernel(struct json *j, const struct corun_platform *p)
     json_kbool(j, "nosmt", k->nosmt);
     json_kbool(j, "nopat", k->nopat);
     json_kbool(j, "nopti", k->nopti);
+    jtri(j, "pti", k->pti, k->pti_why);
+    json_kstr(j, "pti_reason", k->pti_why);
+    json_key(j, "vulnerabilities");
+    if (k->nvulns) {
+        json_obj_begin(j);
+        for (unsigned i = 0; i < k->nvulns; i++)
+            json_kstr(j, k->vulns[i].name, k->vulns[i].status);
+        json_obj_end(j);
+    } else {
+        json_null(j);
+        json_kstr(j, "vulnerabilities_reason", "no /sys/devices/system/cpu/vulnerabilities");
+    }
     json_key(j, "params");
     json_obj_begin(j);
     for (unsigned i = 0; i < k->nparams; i++)
@@ -362,6 +374,10 @@ void cli_platform_json(const struct corun_platform *p, const struct cli_platform
     feature(&j, "waitpkg", &p->waitpkg);
     feature(&j, "monitorx", &p->monitorx);
     json_kstr(&j, "wait_strategy", p->wait_strategy);
+    jint(&j, "umwait_max_time", p->umwait_max_time,
+         "no /sys/devices/system/cpu/umwait_control (no WAITPKG, or a kernel before 5.3)");
+    jtri(&j, "umwait_c02", p->umwait_c02,
+         "no /sys/devices/system/cpu/umwait_control (no WAITPKG, or a kernel before 5.3)");
     jstr(&j, "idle_driver", p->idle_driver, "no cpuidle driver");
     feature(&j, "pat", &p->pat);
     feature(&j, "gbpages", &p->gbpages);

@@ -321,6 +321,20 @@ static const char *wait_strategy_of(const struct corun_platform *p)
     return "pause";
 }
 
+/* Linux programs IA32_UMWAIT_CONTROL for every CPU and shows it here. */
+static void umwait_control(const struct corun__pf_ctx *c, struct corun_platform *p)
+{
+    const char *dir = "sys/devices/system/cpu/umwait_control";
+    char path[96];
+    int64_t v;
+
+    snprintf(path, sizeof(path), "%s/max_time", dir);
+    p->umwait_max_time = corun__pf_read_i64(c, path, &v) == 0 ? v : -1;
+    snprintf(path, sizeof(path), "%s/enable_c02", dir);
+    p->umwait_c02 = corun__pf_read_i64(c, path, &v) == 0 ? (v ? CORUN_TRI_YES : CORUN_TRI_NO)
+                                                         : CORUN_TRI_UNKNOWN;
+}
+
 int corun__pf_cpu(struct corun__pf_ctx *c, struct corun_platform *p)
 {
     identity(c, &p->cpu);
@@ -337,5 +351,6 @@ int corun__pf_cpu(struct corun__pf_ctx *c, struct corun_platform *p)
                        sizeof(p->idle_driver));
     hypervisor(c, p);
     p->wait_strategy = wait_strategy_of(p);
+    umwait_control(c, p);
     return 0;
 }

@@ -41,6 +41,53 @@ static const char *const params[] = {
     "maxcpus",
 };
 
+/* Reads every file of vulnerabilities/, sorted by name. */
+static int vulnerabilities(const struct corun__pf_ctx *c, struct corun_platform_kernel *k)
+{
+    char **names;
+    int n = corun__pf_list_dir(c, "sys/devices/system/cpu/vulnerabilities", &names);
+
+    if (n <= 0)
+        return n == -ENOMEM ? n : 0;
+    k->vulns = calloc((size_t)n, sizeof(*k->vulns));
+    if (!k->vulns) {
+        corun__pf_free_names(names, n);
+        return -ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        char path[128];
+
+        snprintf(path, sizeof(path), "sys/devices/system/cpu/vulnerabilities/%s", names[i]);
+        if (corun__pf_read_str(c, path, k->vulns[k->nvulns].status, sizeof(k->vulns[0].status)) < 0)
+            continue;
+        corun__pf_copy(k->vulns[k->nvulns].name, sizeof(k->vulns[0].name), names[i]);
+        k->nvulns++;
+    }
+    corun__pf_free_names(names, n);
+    return 0;
+}
+
+/*
+ * Page-table isolation. vulnerabilities/meltdown says "Mitigation: PTI" when
+ * it is on; "Not affected" and "Vulnerable" mean off. Older kernels without
+ * the file show the synthetic cpuinfo flag "pti".
+ */
+static void pti(const struct corun__pf_ctx *c, struct corun_platform_kernel *k)
+{
+    for (unsigned i = 0; i < k->nvulns; i++) {
+        if (strcmp(k->vulns[i].name, "meltdown"))
+            continue;
+        k->pti = strstr(k->vulns[i].status, "PTI") ? CORUN_TRI_YES : CORUN_TRI_NO;
+        snprintf(k->pti_why, sizeof(k->pti_why), "vulnerabilities/meltdown: %.160s",
+                 k->vulns[i].status);
+        return;
+    }
+    k->pti = corun__pf_flag(c, "pti");
+    snprintf(k->pti_why, sizeof(k->pti_why), "%s",
+             k->pti == CORUN_TRI_UNKNOWN ? "no vulnerabilities/meltdown and no cpuinfo flags"
+                                         : "cpuinfo flag pti (no vulnerabilities/meltdown)");
+}
+
 int corun__pf_kernel(struct corun__pf_ctx *c, struct corun_platform *p)
 {
     struct corun_platform_kernel *k = &p->kernel;
@@ -48,6 +95,9 @@ int corun__pf_kernel(struct corun__pf_ctx *c, struct corun_platform *p)
 
     corun__pf_read_str(c, "proc/sys/kernel/osrelease", k->release, sizeof(k->release));
     corun__pf_read_str(c, "proc/version", k->version, sizeof(k->version));
+    if ((err = vulnerabilities(c, k)))
+        return err;
+    pti(c, k);
     err = corun__read_alloc(c->root, "proc/cmdline", &k->cmdline, NULL);
     if (err == -ENOMEM)
         return err;

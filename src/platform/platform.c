@@ -352,5 +352,6 @@ void corun_platform_free(struct corun_platform *p)
     free(p->freq.rapl);
     free(p->modules);
     free(p->kernel.cmdline);
+    free(p->kernel.vulns);
     free(p);
 }

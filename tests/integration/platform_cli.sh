@@ -50,6 +50,11 @@ expect_eq "wait_strategy" "$(jv "$tmp/live.json" wait_strategy)" \
   "$(if flag waitpkg; then echo '"umwait"'; elif flag mwaitx; then echo '"mwaitx"'; else echo '"pause"'; fi)"
 flag hypervisor && expect_eq "hypervisor present" "$(sed -n '/"hypervisor"/,/}/p' "$tmp/live.json" | jv /dev/stdin present)" true
 
+# Page-table isolation from the kernel's own vulnerability report.
+if [[ -r /sys/devices/system/cpu/vulnerabilities/meltdown ]]; then
+  expect_eq "pti" "$(jv "$tmp/live.json" pti)" "$(tf grep -q PTI /sys/devices/system/cpu/vulnerabilities/meltdown)"
+fi
+
 # Huge pages and THP from sysfs.
 want=$(ls /sys/kernel/mm/hugepages | sed -E 's/hugepages-([0-9]+)kB/\1/' | sort -n | paste -sd, | sed 's/,/, /g')
 expect_eq "hugepage_sizes_kb" "$(jv "$tmp/live.json" hugepage_sizes_kb)" "[$want]"

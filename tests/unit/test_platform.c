@@ -107,6 +107,9 @@ static void test_kvm_guest(void **state)
     assert_int_equal(p->kernel.nparams, 1);
     assert_string_equal(p->kernel.params[0].name, "mitigations");
     assert_false(p->kernel.nopcid);
+    assert_int_equal(p->kernel.pti, CORUN_TRI_NO);
+    assert_true(p->kernel.nvulns > 5);
+    assert_int_equal(p->umwait_max_time, -1);
     assert_int_equal(p->nmodules, 8);
     assert_string_equal(p->modules[0].name, "bridge");
     assert_string_equal(p->modules[0].version, "2.3");
@@ -183,6 +186,10 @@ static void test_intel_server(void **state)
     assert_int_equal(p->kernel.nparams, 4);
     assert_string_equal(p->kernel.params[0].name, "transparent_hugepage");
     assert_string_equal(p->kernel.params[0].value, "always");
+    assert_int_equal(p->kernel.pti, CORUN_TRI_YES);
+    assert_true(has(p->kernel.pti_why, "Mitigation: PTI"));
+    assert_int_equal(p->kernel.nvulns, 5);
+    assert_string_equal(p->kernel.vulns[0].name, "l1tf");
     corun_platform_free(p);
 }
 
@@ -205,6 +212,9 @@ static void test_hybrid_laptop(void **state)
     assert_int_equal(p->invpcid.kernel, CORUN_TRI_YES);
     assert_int_equal(p->waitpkg.cpu, CORUN_TRI_YES);
     assert_string_equal(p->wait_strategy, "umwait");
+    assert_int_equal(p->umwait_max_time, 100000);
+    assert_int_equal(p->umwait_c02, CORUN_TRI_YES);
+    assert_int_equal(p->kernel.pti, CORUN_TRI_NO);
     assert_int_equal(p->hypervisor.present, CORUN_TRI_NO);
     assert_string_equal(p->pmu.core_pmu, "cpu_atom cpu_core");
     assert_int_equal(p->rdt.resctrl_supported, CORUN_TRI_YES);
@@ -366,6 +376,8 @@ static void test_empty_tree(void **state)
     assert_true(has(p->kernel.why, "/proc/cmdline"));
     assert_int_equal(p->nmodules, 0);
     assert_true(p->modules_why[0]);
+    assert_int_equal(p->kernel.pti, CORUN_TRI_UNKNOWN);
+    assert_true(p->kernel.pti_why[0]);
     assert_false(p->firmware.present);
     assert_string_equal(p->wait_strategy, "pause");
     corun_platform_free(p);
