@@ -233,7 +233,7 @@ struct corun_platform {
      * cycles (-1 unknown) and whether the deeper C0.2 state is allowed. */
     int64_t umwait_max_time;
     enum corun_tri umwait_c02;
-    const char *wait_strategy; /* "umwait", "mwaitx" or "pause" (each then futex) */
+    const char *wait_strategy; /* "umwait", "mwaitx", "pause" (each then futex); NULL unknown */
     unsigned nhugepage_sizes;
     struct corun_platform_hugetlb_pool hugepages[8]; /* ascending size */
     char hugepages_why[CORUN_PLATFORM_WHY];

@@ -94,10 +94,15 @@ static void print_tlb_wait(const struct corun_platform *p)
     feature_line("MONITOR/MWAIT", &p->monitor_mwait);
     feature_line("WAITPKG", &p->waitpkg);
     feature_line("MONITORX", &p->monitorx);
-    printf("  %-16s %s, then futex — %s\n", "wait strategy", p->wait_strategy,
-           !strcmp(p->wait_strategy, "umwait")   ? "UMONITOR/UMWAIT (WAITPKG)"
-           : !strcmp(p->wait_strategy, "mwaitx") ? "MONITORX/MWAITX"
-                                                 : "neither WAITPKG nor MONITORX: a PAUSE spin");
+    if (!p->wait_strategy)
+        printf("  %-16s unknown — nothing says whether WAITPKG or MONITORX exist\n",
+               "wait strategy");
+    else
+        printf("  %-16s %s, then futex — %s\n", "wait strategy", p->wait_strategy,
+               !strcmp(p->wait_strategy, "umwait") ? "UMONITOR/UMWAIT (WAITPKG)"
+               : !strcmp(p->wait_strategy, "mwaitx")
+                   ? "MONITORX/MWAITX"
+                   : "neither WAITPKG nor MONITORX: a PAUSE spin");
     if (p->umwait_max_time >= 0)
         printf("  %-16s longest wait %lld TSC cycles, C0.2 %s\n", "umwait_control",
                (long long)p->umwait_max_time,

@@ -24,6 +24,20 @@ static void jtri(struct json *j, const char *key, enum corun_tri t, const char *
     json_kstr(j, rkey, why && *why ? why : "unknown");
 }
 
+/* Writes @key as a boolean or null, and "<key>_reason" = @why either way. */
+static void jtri_why(struct json *j, const char *key, enum corun_tri t, const char *why)
+{
+    char rkey[96];
+
+    json_key(j, key);
+    if (t == CORUN_TRI_UNKNOWN)
+        json_null(j);
+    else
+        json_bool(j, t == CORUN_TRI_YES);
+    snprintf(rkey, sizeof(rkey), "%s_reason", key);
+    json_kstr(j, rkey, why && *why ? why : "unknown");
+}
+
 /* Writes @key as a string, or null with "<key>_reason" when @s is empty. */
 static void jstr(struct json *j, const char *key, const char *s, const char *why)
 {
@@ -140,11 +154,7 @@ static void pmu_rdt(struct json *j, const struct corun_platform *p)
 
     json_key(j, "pmu");
     json_obj_begin(j);
-    json_key(j, "available");
-    if (m->available == CORUN_TRI_UNKNOWN)
-        json_null(j);
-    else
-        json_bool(j, m->available == CORUN_TRI_YES);
+    jtri(j, "available", m->available, m->reason);
     json_kstr(j, "reason", m->reason);
     jint(j, "perf_event_paranoid", m->paranoid == INT_MIN_PARANOID ? -1 : m->paranoid,
          "cannot read /proc/sys/kernel/perf_event_paranoid");
@@ -265,8 +275,7 @@ static void kernel(struct json *j, const struct corun_platform *p)
     json_kbool(j, "nosmt", k->nosmt);
     json_kbool(j, "nopat", k->nopat);
     json_kbool(j, "nopti", k->nopti);
-    jtri(j, "pti", k->pti, k->pti_why);
-    json_kstr(j, "pti_reason", k->pti_why);
+    jtri_why(j, "pti", k->pti, k->pti_why);
     json_key(j, "vulnerabilities");
     if (k->nvulns) {
         json_obj_begin(j);
@@ -361,8 +370,7 @@ void cli_platform_json(const struct corun_platform *p, const struct cli_platform
     json_init(&j, stdout);
     json_obj_begin(&j);
     cpu(&j, p);
-    jtri(&j, "smt", p->smt.enabled, p->smt.why);
-    json_kstr(&j, "smt_reason", p->smt.why);
+    jtri_why(&j, "smt", p->smt.enabled, p->smt.why);
     jtri(&j, "smt_present", p->smt.present, p->smt.why);
     jstr(&j, "smt_control", p->smt.control, "no /sys/devices/system/cpu/smt/control");
     jint(&j, "smt_threads_per_core",
@@ -373,7 +381,8 @@ void cli_platform_json(const struct corun_platform *p, const struct cli_platform
     feature(&j, "monitor_mwait", &p->monitor_mwait);
     feature(&j, "waitpkg", &p->waitpkg);
     feature(&j, "monitorx", &p->monitorx);
-    json_kstr(&j, "wait_strategy", p->wait_strategy);
+    jstr(&j, "wait_strategy", p->wait_strategy,
+         "neither CPUID nor cpuinfo flags say whether WAITPKG or MONITORX exist");
     jint(&j, "umwait_max_time", p->umwait_max_time,
          "no /sys/devices/system/cpu/umwait_control (no WAITPKG, or a kernel before 5.3)");
     jtri(&j, "umwait_c02", p->umwait_c02,

@@ -316,9 +316,11 @@ static const char *wait_strategy_of(const struct corun_platform *p)
 {
     if (p->waitpkg.cpu == CORUN_TRI_YES)
         return "umwait";
+    if (p->waitpkg.cpu == CORUN_TRI_UNKNOWN)
+        return NULL;
     if (p->monitorx.cpu == CORUN_TRI_YES)
         return "mwaitx";
-    return "pause";
+    return p->monitorx.cpu == CORUN_TRI_NO ? "pause" : NULL;
 }
 
 /* Linux programs IA32_UMWAIT_CONTROL for every CPU and shows it here. */

@@ -63,9 +63,9 @@ static void no_pmu_reason(const struct corun_platform *p, char *buf, size_t len,
                           const char *evidence)
 {
     if (p->hypervisor.present == CORUN_TRI_YES)
-        snprintf(buf, len, "hypervisor without a virtual PMU (%s%s%s): %s",
+        snprintf(buf, len, "hypervisor without a virtual PMU (%s%s): %.120s",
                  p->hypervisor.name[0] ? p->hypervisor.name : "a hypervisor",
-                 p->hypervisor.name[0] ? " guest" : "", "", evidence);
+                 p->hypervisor.name[0] ? " guest" : "", evidence);
     else
         snprintf(buf, len, "no PMU driver for this processor: %s", evidence);
 }

@@ -20,9 +20,18 @@ cpuid() { dd if=/dev/cpu/0/cpuid bs=16 count=1 iflag=skip_bytes skip=$(($1)) 2>/
 
 "$CORUN" platform --json > "$tmp/live.json"; rc=$?
 expect_eq "live exit" "$rc" 0
-if command -v python3 > /dev/null; then
-  python3 -m json.tool "$tmp/live.json" > /dev/null && ok || fail "live JSON does not parse"
-fi
+# json_ok FILE: parses, and no object repeats a key (where python3 exists).
+json_ok() {
+  command -v python3 > /dev/null || return 0
+  python3 -c 'import json, sys
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    dup = {k for k in keys if keys.count(k) > 1}
+    if dup: sys.exit("repeated keys: %s" % sorted(dup))
+    return dict(pairs)
+json.load(open(sys.argv[1]), object_pairs_hook=once)' "$1" && ok || fail "$1: not valid JSON"
+}
+json_ok "$tmp/live.json"
 
 # SMT: the kernel's own switch.
 if [[ -r /sys/devices/system/cpu/smt/active ]]; then
@@ -107,20 +116,32 @@ expect_eq "server boost" "$(jv "$tmp/server.json" boost)" true
 expect_eq "server board" "$(jv "$tmp/server.json" board_name)" '"X11SPM-F"'
 expect_eq "server rdt allocation" "$(jv "$tmp/server.json" allocation)" true
 expect_eq "server pmu (not probed)" "$(jv "$tmp/server.json" available)" null
+json_ok "$tmp/server.json"
 p hybrid-laptop --cpuid "$fx/hybrid-laptop/cpuid.txt" --json > "$tmp/laptop.json"
 expect_eq "laptop exit" $? 0
 expect_eq "laptop pcid" "$(jv "$tmp/laptop.json" pcid)" true
 expect_eq "laptop pcid_kernel" "$(jv "$tmp/laptop.json" pcid_kernel)" false
 expect_eq "laptop wait" "$(jv "$tmp/laptop.json" wait_strategy)" '"umwait"'
 expect_eq "laptop hybrid" "$(jv "$tmp/laptop.json" hybrid)" true
+json_ok "$tmp/laptop.json"
 p hybrid-laptop --cpuid "$fx/hybrid-laptop/cpuid.txt" > "$tmp/laptop.txt"
 has_line "$tmp/laptop.txt" "PCID             yes, but Linux does not use it" laptop
 p kvm-guest --cpuid "$fx/kvm-guest/cpuid.txt" > "$tmp/guest.txt"
 has_line "$tmp/guest.txt" "huge pages       2 MiB and 1 GiB, THP madvise — corun run --thp will use them" guest
 has_line "$tmp/guest.txt" "hypervisor       KVM" guest
 
+# An empty tree: every answer unknown, each null with its reason, still exit 0.
+mkdir "$tmp/empty"
+"$CORUN" platform --root "$tmp/empty" --json > "$tmp/empty.json"; expect_eq "empty tree exit" $? 0
+json_ok "$tmp/empty.json"
+expect_eq "empty smt" "$(jv "$tmp/empty.json" smt)" null
+while read -r key; do
+  grep -q "\"${key}_reason\": " "$tmp/empty.json" && ok || fail "empty tree: \"$key\": null without \"${key}_reason\""
+done < <(grep -v '^ *{"' "$tmp/empty.json" | sed -nE 's/^ *"([a-z_0-9]+)": null,?$/\1/p')
+
 # --measure: three working sets, a figure or a reason each.
 "$CORUN" platform --json --measure > "$tmp/m.json"; expect_eq "measure exit" $? 0
+json_ok "$tmp/m.json"
 expect_eq "measure sizes" "$(grep -c '"working_set_kb"' "$tmp/m.json")" 3
 grep -qE '"ns_per_switch": -?[0-9]' "$tmp/m.json" && ok || fail "no ns_per_switch figure"
 
