@@ -51,14 +51,18 @@ static void print_cpu(const struct corun_platform *p)
     const struct corun_platform_smt *s = &p->smt;
 
     printf("processor\n");
-    printf("  %-16s %s (%s family %d model %d stepping %d", "identity",
-           c->model_name[0] ? c->model_name : "unknown model", c->vendor[0] ? c->vendor : "?",
-           c->family, c->model, c->stepping);
-    if (c->microcode >= 0)
-        printf(", microcode 0x%llx", (unsigned long long)c->microcode);
-    printf("), %u processors\n", c->nprocessors);
-    if (c->why[0])
-        printf("  %-16s %s\n", "", c->why);
+    if (!c->vendor[0] || c->family < 0) {
+        printf("  %-16s unknown — %s\n", "identity", c->why);
+    } else {
+        printf("  %-16s %s (%s family %d model %d stepping %d", "identity",
+               c->model_name[0] ? c->model_name : "unknown model", c->vendor, c->family, c->model,
+               c->stepping);
+        if (c->microcode >= 0)
+            printf(", microcode 0x%llx", (unsigned long long)c->microcode);
+        printf("), %u processors\n", c->nprocessors);
+        if (c->why[0])
+            printf("  %-16s %s\n", "", c->why);
+    }
     printf("  %-16s %s", "SMT",
            s->enabled == CORUN_TRI_YES  ? "on"
            : s->enabled == CORUN_TRI_NO ? "off"

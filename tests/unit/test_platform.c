@@ -346,6 +346,37 @@ static void test_msr_decoding(void **state)
     remove_tree(dir);
 }
 
+/* Command-line switches: one the kernel shows by clearing the flag (nopcid),
+ * one it does not (nopat); without CPUID the hidden flag leaves the processor
+ * unknown. */
+static void test_switches(void **state)
+{
+    char dir[] = "/tmp/corun-platform-XXXXXX";
+    const char *cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n"
+                          "flags\t\t: fpu pat invpcid ht\n";
+    const char *cmdline = "ro nopcid nopat nosmt=force pti=off\n";
+    struct corun_platform_opts o = {.root = dir};
+    struct corun_platform *p;
+
+    assert_non_null(mkdtemp(dir));
+    write_file(dir, "proc/cpuinfo", cpuinfo, strlen(cpuinfo));
+    write_file(dir, "proc/cmdline", cmdline, strlen(cmdline));
+    assert_int_equal(corun_platform_probe(&o, &p), 0);
+    assert_int_equal(p->pcid.cpu, CORUN_TRI_UNKNOWN);
+    assert_int_equal(p->pcid.kernel, CORUN_TRI_NO);
+    assert_true(has(p->pcid.why, "nopcid on the command line hides"));
+    assert_int_equal(p->pat.cpu, CORUN_TRI_YES);
+    assert_int_equal(p->pat.kernel, CORUN_TRI_NO);
+    assert_true(has(p->pat.why, "nopat"));
+    assert_int_equal(p->invpcid.kernel, CORUN_TRI_YES);
+    assert_true(p->kernel.nopcid && p->kernel.nopat && p->kernel.nosmt && p->kernel.nopti);
+    assert_false(p->kernel.noinvpcid);
+    assert_int_equal(p->waitpkg.cpu, CORUN_TRI_NO); /* the flag speaks without CPUID */
+    assert_string_equal(p->wait_strategy, "pause");
+    corun_platform_free(p);
+    remove_tree(dir);
+}
+
 /* An empty tree: every answer unknown or absent, each with a reason. */
 static void test_empty_tree(void **state)
 {
@@ -509,17 +540,12 @@ static void test_ctxsw_affinity_fails(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kvm_guest),
-        cmocka_unit_test(test_intel_server),
-        cmocka_unit_test(test_hybrid_laptop),
-        cmocka_unit_test(test_pmu_verdicts),
-        cmocka_unit_test(test_msr_decoding),
-        cmocka_unit_test(test_empty_tree),
-        cmocka_unit_test(test_params),
-        cmocka_unit_test(test_small_parsers),
-        cmocka_unit_test(test_cpuid_dump),
-        cmocka_unit_test(test_ctxsw),
-        cmocka_unit_test(test_ctxsw_affinity_fails),
+        cmocka_unit_test(test_kvm_guest),     cmocka_unit_test(test_intel_server),
+        cmocka_unit_test(test_hybrid_laptop), cmocka_unit_test(test_pmu_verdicts),
+        cmocka_unit_test(test_msr_decoding),  cmocka_unit_test(test_switches),
+        cmocka_unit_test(test_empty_tree),    cmocka_unit_test(test_params),
+        cmocka_unit_test(test_small_parsers), cmocka_unit_test(test_cpuid_dump),
+        cmocka_unit_test(test_ctxsw),         cmocka_unit_test(test_ctxsw_affinity_fails),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
