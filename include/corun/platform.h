@@ -49,7 +49,8 @@ enum corun_tri {
  * @subleaf and returns true, or returns false when that leaf is not known
  * (a replayed dump without it). @user is opts.cpuid_user.
  */
-typedef bool (*corun_cpuid_fn)(void *user, uint32_t leaf, uint32_t subleaf, uint32_t regs[4]);
+typedef bool (*corun_platform_cpuid_fn)(void *user, uint32_t leaf, uint32_t subleaf,
+                                        uint32_t regs[4]);
 
 struct corun_platform_opts {
     /* Root below which /proc, /sys and /dev are read; NULL means "/". */
@@ -59,7 +60,7 @@ struct corun_platform_opts {
      * and no CPUID at all when @root names a recorded tree (answers then come
      * from the tree's /proc/cpuinfo alone).
      */
-    corun_cpuid_fn cpuid;
+    corun_platform_cpuid_fn cpuid;
     void *cpuid_user;
     /*
      * Open a hardware counter (PERF_TYPE_HARDWARE cycles, this process,
@@ -265,7 +266,7 @@ CORUN_API int corun_platform_probe(const struct corun_platform_opts *opts,
 CORUN_API void corun_platform_free(struct corun_platform *p);
 
 /* "yes", "no" or "unknown". */
-CORUN_API const char *corun_tri_name(enum corun_tri t);
+CORUN_API const char *corun_platform_tri_name(enum corun_tri t);
 
 /*
  * corun_platform_cpuid_leaves() - the CPUID leaves and subleaves the probe
@@ -276,7 +277,7 @@ CORUN_API const uint64_t *corun_platform_cpuid_leaves(void);
 
 /*
  * corun_platform_cpuid_native() - the CPUID instruction, in the shape of
- * corun_cpuid_fn (@user unused). False for a leaf above the processor's
+ * corun_platform_cpuid_fn (@user unused). False for a leaf above the processor's
  * maximum for its range, and always on non-x86 builds.
  */
 CORUN_API bool corun_platform_cpuid_native(void *user, uint32_t leaf, uint32_t subleaf,
@@ -286,31 +287,31 @@ CORUN_API bool corun_platform_cpuid_native(void *user, uint32_t leaf, uint32_t s
  * A recorded CPUID dump: lines "LEAF SUBLEAF: EAX EBX ECX EDX", all in hex
  * (with or without 0x); '#' starts a comment.
  */
-struct corun_cpuid_dump;
+struct corun_platform_cpuid_dump;
 
 /*
- * corun_cpuid_dump_parse() - parse @text (NUL-terminated) into *@out.
+ * corun_platform_cpuid_parse() - parse @text (NUL-terminated) into *@out.
  * Returns 0, -EINVAL for a malformed line (*@bad_line, if given, is its
  * 1-based number) or -ENOMEM.
  */
-CORUN_API int corun_cpuid_dump_parse(const char *text, struct corun_cpuid_dump **out,
-                                     unsigned *bad_line);
+CORUN_API int corun_platform_cpuid_parse(const char *text, struct corun_platform_cpuid_dump **out,
+                                         unsigned *bad_line);
 /* Releases a dump; accepts NULL. */
-CORUN_API void corun_cpuid_dump_free(struct corun_cpuid_dump *d);
-/* The corun_cpuid_fn that answers from a dump passed as @user. */
-CORUN_API bool corun_cpuid_dump_lookup(void *user, uint32_t leaf, uint32_t subleaf,
-                                       uint32_t regs[4]);
+CORUN_API void corun_platform_cpuid_free(struct corun_platform_cpuid_dump *d);
+/* The corun_platform_cpuid_fn that answers from a dump passed as @user. */
+CORUN_API bool corun_platform_cpuid_lookup(void *user, uint32_t leaf, uint32_t subleaf,
+                                           uint32_t regs[4]);
 
 /* ---- measurement ----------------------------------------------------------- */
 
-struct corun_ctxsw_opts {
+struct corun_platform_ctxsw_opts {
     unsigned cpu;             /* the OS CPU both processes are pinned to */
     size_t working_set_bytes; /* each process touches this much per switch; 0 none */
     unsigned round_trips;     /* per repetition; 0 means 2000 */
     unsigned repetitions;     /* 0 means 7; the median is reported */
 };
 
-struct corun_ctxsw_result {
+struct corun_platform_ctxsw_result {
     double ns_per_switch;          /* raw_ns_per_switch - overhead_ns; may be <= 0 under noise */
     double raw_ns_per_switch;      /* median over repetitions of half a round trip */
     double overhead_ns;            /* median: pipe write+read and the touch in one process */
@@ -330,8 +331,8 @@ struct corun_ctxsw_result {
  * Forks; the caller must not hold locks another thread could need in the
  * children. Not thread-safe with other measurements (they would share CPUs).
  */
-CORUN_API int corun_platform_measure_ctxsw(const struct corun_ctxsw_opts *opts,
-                                           struct corun_ctxsw_result *out);
+CORUN_API int corun_platform_measure_ctxsw(const struct corun_platform_ctxsw_opts *opts,
+                                           struct corun_platform_ctxsw_result *out);
 
 #ifdef __cplusplus
 }

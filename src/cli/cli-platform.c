@@ -18,7 +18,7 @@
 #include "cli/platform-out.h"
 #include "common/internal.h"
 
-#define yn corun_tri_name
+#define yn corun_platform_tri_name
 
 static void size_name(char *buf, size_t len, uint64_t kb)
 {
@@ -307,7 +307,7 @@ static int measure(struct cli_platform_measure *m)
     while (m->cpu < CPU_SETSIZE && !CPU_ISSET(m->cpu, &set))
         m->cpu++;
     for (unsigned i = 0; i < 3; i++) {
-        struct corun_ctxsw_opts o = {
+        struct corun_platform_ctxsw_opts o = {
             .cpu = m->cpu, .working_set_bytes = sizes[i], .round_trips = rounds[i]};
 
         m->ws_bytes[i] = sizes[i];
@@ -333,7 +333,7 @@ static int dump_cpuid(void)
 }
 
 /* Loads a CPUID dump for --cpuid; prints "FILE:LINE: reason" on a bad one. */
-static int load_dump(const char *path, struct corun_cpuid_dump **out)
+static int load_dump(const char *path, struct corun_platform_cpuid_dump **out)
 {
     char *text = NULL;
     unsigned line = 0;
@@ -348,7 +348,7 @@ static int load_dump(const char *path, struct corun_cpuid_dump **out)
         fprintf(stderr, "%s: %s\n", path, corun_strerror(err));
         return CLI_EXIT_USAGE;
     }
-    err = corun_cpuid_dump_parse(text, out, &line);
+    err = corun_platform_cpuid_parse(text, out, &line);
     free(text);
     if (err == -EINVAL) {
         fprintf(stderr, "%s:%u: not \"LEAF SUBLEAF: EAX EBX ECX EDX\" in hex\n", path, line);
@@ -374,7 +374,7 @@ static int cmd_platform(int argc, char **argv)
     };
     struct corun_platform_opts opts = {.probe_pmu = true, .read_msr = true};
     struct cli_platform_measure m, *mp = NULL;
-    struct corun_cpuid_dump *dump = NULL;
+    struct corun_platform_cpuid_dump *dump = NULL;
     const char *cpuid_path = NULL;
     struct corun_platform *p;
     bool as_json = false, do_measure = false;
@@ -416,7 +416,7 @@ static int cmd_platform(int argc, char **argv)
     if (cpuid_path) {
         if ((rc = load_dump(cpuid_path, &dump)))
             return rc;
-        opts.cpuid = corun_cpuid_dump_lookup;
+        opts.cpuid = corun_platform_cpuid_lookup;
         opts.cpuid_user = dump;
     }
     err = corun_platform_probe(&opts, &p);
@@ -442,7 +442,7 @@ static int cmd_platform(int argc, char **argv)
         print_human(p, mp);
     corun_platform_free(p);
 out_free_dump:
-    corun_cpuid_dump_free(dump);
+    corun_platform_cpuid_free(dump);
     return rc;
 }
 

@@ -18,7 +18,7 @@ struct cli_platform_measure {
     unsigned n;
     size_t ws_bytes[CLI_PLATFORM_MAX_WS];
     int err[CLI_PLATFORM_MAX_WS]; /* 0, or why that size has no figure */
-    struct corun_ctxsw_result res[CLI_PLATFORM_MAX_WS];
+    struct corun_platform_ctxsw_result res[CLI_PLATFORM_MAX_WS];
 };
 
 /* Writes the JSON document; @m may be NULL (no --measure). */

@@ -53,7 +53,7 @@ struct cpuid_entry {
     uint32_t regs[4];
 };
 
-struct corun_cpuid_dump {
+struct corun_platform_cpuid_dump {
     size_t n;
     struct cpuid_entry *e;
 };
@@ -108,9 +108,10 @@ static bool parse_line(const char *s, struct cpuid_entry *e)
     return true;
 }
 
-int corun_cpuid_dump_parse(const char *text, struct corun_cpuid_dump **out, unsigned *bad_line)
+int corun_platform_cpuid_parse(const char *text, struct corun_platform_cpuid_dump **out,
+                               unsigned *bad_line)
 {
-    struct corun_cpuid_dump *d = calloc(1, sizeof(*d));
+    struct corun_platform_cpuid_dump *d = calloc(1, sizeof(*d));
     size_t cap = 0;
     unsigned lineno = 0;
 
@@ -128,14 +129,14 @@ int corun_cpuid_dump_parse(const char *text, struct corun_cpuid_dump **out, unsi
             if (!parse_line(p, &e)) {
                 if (bad_line)
                     *bad_line = lineno;
-                corun_cpuid_dump_free(d);
+                corun_platform_cpuid_free(d);
                 return -EINVAL;
             }
             if (d->n == cap) {
                 struct cpuid_entry *ne = realloc(d->e, (cap ? cap * 2 : 32) * sizeof(*ne));
 
                 if (!ne) {
-                    corun_cpuid_dump_free(d);
+                    corun_platform_cpuid_free(d);
                     return -ENOMEM;
                 }
                 d->e = ne;
@@ -151,7 +152,7 @@ int corun_cpuid_dump_parse(const char *text, struct corun_cpuid_dump **out, unsi
     return 0;
 }
 
-void corun_cpuid_dump_free(struct corun_cpuid_dump *d)
+void corun_platform_cpuid_free(struct corun_platform_cpuid_dump *d)
 {
     if (!d)
         return;
@@ -159,9 +160,9 @@ void corun_cpuid_dump_free(struct corun_cpuid_dump *d)
     free(d);
 }
 
-bool corun_cpuid_dump_lookup(void *user, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
+bool corun_platform_cpuid_lookup(void *user, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
-    const struct corun_cpuid_dump *d = user;
+    const struct corun_platform_cpuid_dump *d = user;
 
     /* The last line for a leaf wins, so a dump can be patched by appending. */
     for (size_t i = d ? d->n : 0; i-- > 0;) {

@@ -143,7 +143,8 @@ static int overhead(const char *ws, size_t bytes, unsigned rounds, double *ns)
 }
 
 /* The ring with a partner: ns per round trip. */
-static int ring(const char *ws, const struct corun_ctxsw_opts *o, unsigned rounds, double *ns)
+static int ring(const char *ws, const struct corun_platform_ctxsw_opts *o, unsigned rounds,
+                double *ns)
 {
     int to[2], from[2], token = 42, err = 0, status;
     uint64_t t0, t1;
@@ -195,7 +196,8 @@ out_close_to:
     return err;
 }
 
-static void measurer(int out, const struct corun_ctxsw_opts *o, unsigned rounds, unsigned reps)
+static void measurer(int out, const struct corun_platform_ctxsw_opts *o, unsigned rounds,
+                     unsigned reps)
 {
     struct ctxsw_report r = {.reps = reps};
     char *ws;
@@ -246,8 +248,8 @@ static int allowed(unsigned cpu)
     return rc;
 }
 
-int corun_platform_measure_ctxsw(const struct corun_ctxsw_opts *opts,
-                                 struct corun_ctxsw_result *out)
+int corun_platform_measure_ctxsw(const struct corun_platform_ctxsw_opts *opts,
+                                 struct corun_platform_ctxsw_result *out)
 {
     unsigned rounds = opts->round_trips ? opts->round_trips : 2000;
     unsigned reps = opts->repetitions ? opts->repetitions : 7;

@@ -20,7 +20,7 @@
 struct corun__pf_ctx {
     int root; /* directory fd of opts.root */
     const struct corun_platform_opts *opts;
-    corun_cpuid_fn cpuid; /* NULL: no CPUID */
+    corun_platform_cpuid_fn cpuid; /* NULL: no CPUID */
     void *cpuid_user;
     char *cpuinfo;        /* /proc/cpuinfo, or NULL */
     char cpuinfo_why[96]; /* why cpuinfo is NULL */

@@ -17,7 +17,7 @@
 #include "common/internal.h"
 #include "platform/platform-internal.h"
 
-const char *corun_tri_name(enum corun_tri t)
+const char *corun_platform_tri_name(enum corun_tri t)
 {
     return t == CORUN_TRI_YES ? "yes" : t == CORUN_TRI_NO ? "no" : "unknown";
 }

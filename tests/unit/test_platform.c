@@ -23,23 +23,23 @@
 #include "corun/platform.h"
 #include "platform/platform-internal.h"
 
-static struct corun_cpuid_dump *load_dump(const char *rel)
+static struct corun_platform_cpuid_dump *load_dump(const char *rel)
 {
-    struct corun_cpuid_dump *d = NULL;
+    struct corun_platform_cpuid_dump *d = NULL;
     char *text;
     int fd = corun__root_open(fixture(rel));
 
     assert_true(fd >= 0);
     assert_int_equal(corun__read_alloc(fd, "cpuid.txt", &text, NULL), 0);
     close(fd);
-    assert_int_equal(corun_cpuid_dump_parse(text, &d, NULL), 0);
+    assert_int_equal(corun_platform_cpuid_parse(text, &d, NULL), 0);
     free(text);
     return d;
 }
 
 /* Probes fixture tree @name, with its cpuid.txt when @with_cpuid. */
 static struct corun_platform *probe_fixture(const char *name, bool with_cpuid, bool probe_pmu,
-                                            struct corun_cpuid_dump **dump)
+                                            struct corun_platform_cpuid_dump **dump)
 {
     struct corun_platform_opts o = {.root = fixture(name), .probe_pmu = probe_pmu};
     struct corun_platform *p = NULL;
@@ -47,7 +47,7 @@ static struct corun_platform *probe_fixture(const char *name, bool with_cpuid, b
     *dump = NULL;
     if (with_cpuid) {
         *dump = load_dump(name);
-        o.cpuid = corun_cpuid_dump_lookup;
+        o.cpuid = corun_platform_cpuid_lookup;
         o.cpuid_user = *dump;
     }
     assert_int_equal(corun_platform_probe(&o, &p), 0);
@@ -64,7 +64,7 @@ static bool has(const char *s, const char *part)
 
 static void test_kvm_guest(void **state)
 {
-    struct corun_cpuid_dump *d;
+    struct corun_platform_cpuid_dump *d;
     struct corun_platform *p = probe_fixture("platform/kvm-guest", true, false, &d);
 
     assert_string_equal(p->cpu.vendor, "AuthenticAMD");
@@ -117,12 +117,12 @@ static void test_kvm_guest(void **state)
     assert_false(p->firmware.present);
     assert_true(has(p->firmware.why, "/sys/class/dmi/id is absent"));
     corun_platform_free(p);
-    corun_cpuid_dump_free(d);
+    corun_platform_cpuid_free(d);
 }
 
 static void test_intel_server(void **state)
 {
-    struct corun_cpuid_dump *d;
+    struct corun_platform_cpuid_dump *d;
     struct corun_platform *p = probe_fixture("platform/intel-server", false, false, &d);
     int64_t throttles = 0;
 
@@ -195,7 +195,7 @@ static void test_intel_server(void **state)
 
 static void test_hybrid_laptop(void **state)
 {
-    struct corun_cpuid_dump *d;
+    struct corun_platform_cpuid_dump *d;
     struct corun_platform *p = probe_fixture("platform/hybrid-laptop", true, false, &d);
 
     assert_true(p->cpu.cpuid_used);
@@ -227,7 +227,7 @@ static void test_hybrid_laptop(void **state)
     assert_string_equal(p->kernel.params[0].value, "off");
     assert_string_equal(p->firmware.bios_version, "N3AET72W (1.37 )");
     corun_platform_free(p);
-    corun_cpuid_dump_free(d);
+    corun_platform_cpuid_free(d);
 }
 
 /* ---- the PMU probe through the syscall seam -------------------------------- */
@@ -245,7 +245,7 @@ static int fake_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int 
 
 static struct corun_platform *probe_with_perf(const char *name, int err)
 {
-    struct corun_cpuid_dump *d;
+    struct corun_platform_cpuid_dump *d;
     struct corun_platform *p;
 
     fail_errno = err;
@@ -466,25 +466,26 @@ static void test_small_parsers(void **state)
 
 static void test_cpuid_dump(void **state)
 {
-    struct corun_cpuid_dump *d;
+    struct corun_platform_cpuid_dump *d;
     uint32_t r[4];
     unsigned line = 0;
 
-    assert_int_equal(corun_cpuid_dump_parse("# c\n0 0: 1 2 3 4\n0x7 0x0: a b c d # x\n"
-                                            "7 0: a b c e\n",
-                                            &d, &line),
+    assert_int_equal(corun_platform_cpuid_parse("# c\n0 0: 1 2 3 4\n0x7 0x0: a b c d # x\n"
+                                                "7 0: a b c e\n",
+                                                &d, &line),
                      0);
-    assert_true(corun_cpuid_dump_lookup(d, 0, 0, r));
+    assert_true(corun_platform_cpuid_lookup(d, 0, 0, r));
     assert_int_equal(r[3], 4);
-    assert_true(corun_cpuid_dump_lookup(d, 7, 0, r));
+    assert_true(corun_platform_cpuid_lookup(d, 7, 0, r));
     assert_int_equal(r[3], 0xe); /* the last line for a leaf wins */
-    assert_false(corun_cpuid_dump_lookup(d, 1, 0, r));
-    corun_cpuid_dump_free(d);
-    assert_int_equal(corun_cpuid_dump_parse("0 0: 1 2 3 4\n\n1 0: 1 2 3\n", &d, &line), -EINVAL);
+    assert_false(corun_platform_cpuid_lookup(d, 1, 0, r));
+    corun_platform_cpuid_free(d);
+    assert_int_equal(corun_platform_cpuid_parse("0 0: 1 2 3 4\n\n1 0: 1 2 3\n", &d, &line),
+                     -EINVAL);
     assert_int_equal(line, 3);
     assert_null(d);
-    assert_int_equal(corun_cpuid_dump_parse("0 0: 1 2 3 4 5\n", &d, &line), -EINVAL);
-    assert_int_equal(corun_cpuid_dump_parse("0 0: 100000000 2 3 4\n", &d, &line), -EINVAL);
+    assert_int_equal(corun_platform_cpuid_parse("0 0: 1 2 3 4 5\n", &d, &line), -EINVAL);
+    assert_int_equal(corun_platform_cpuid_parse("0 0: 100000000 2 3 4\n", &d, &line), -EINVAL);
     assert_true(corun_platform_cpuid_leaves()[0] == 0);
 }
 
@@ -503,9 +504,9 @@ static unsigned first_cpu(void)
 
 static void test_ctxsw(void **state)
 {
-    struct corun_ctxsw_opts o = {
+    struct corun_platform_ctxsw_opts o = {
         .cpu = first_cpu(), .working_set_bytes = 64 << 10, .round_trips = 200, .repetitions = 3};
-    struct corun_ctxsw_result r;
+    struct corun_platform_ctxsw_result r;
 
     assert_int_equal(corun_platform_measure_ctxsw(&o, &r), 0);
     assert_int_equal(r.repetitions, 3);
@@ -528,8 +529,8 @@ static int deny_affinity(pid_t pid, size_t size, const cpu_set_t *mask)
 
 static void test_ctxsw_affinity_fails(void **state)
 {
-    struct corun_ctxsw_opts o = {.cpu = first_cpu(), .round_trips = 10, .repetitions = 1};
-    struct corun_ctxsw_result r;
+    struct corun_platform_ctxsw_opts o = {.cpu = first_cpu(), .round_trips = 10, .repetitions = 1};
+    struct corun_platform_ctxsw_result r;
 
     /* The children inherit the table, so the measurer's pin fails. */
     corun__sys.sched_setaffinity = deny_affinity;
