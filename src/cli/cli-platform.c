@@ -247,10 +247,14 @@ static void print_kernel(const struct corun_platform *p)
     for (unsigned i = 0; i < k->nparams; i++)
         printf(" %s%s%s", k->params[i].name, k->params[i].value[0] ? "=" : "", k->params[i].value);
     printf("\n  %-16s %u with a version", "modules", p->nmodules);
-    for (unsigned i = 0; i < p->nmodules; i++)
+    /* A desktop loads a hundred modules or more: the line names the first
+     * few, --json lists them all. */
+    for (unsigned i = 0; i < p->nmodules && i < 12; i++)
         printf("%s%s %s%s", i ? ", " : ": ", p->modules[i].name,
                p->modules[i].version[0] ? "" : "srcversion ",
                p->modules[i].version[0] ? p->modules[i].version : p->modules[i].srcversion);
+    if (p->nmodules > 12)
+        printf(" and %u more (--json lists them)", p->nmodules - 12);
     if (!p->nmodules)
         printf(" — %s", p->modules_why);
     printf("\nfirmware\n");
