@@ -23,7 +23,7 @@
 struct row {
     const struct corun_event_encoding *e;
     bool available;
-    char reason[512];
+    char reason[768];
 };
 
 /* On this machine: does the kernel count what libpfm4 encoded? */
