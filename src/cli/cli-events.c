@@ -45,6 +45,11 @@ static void check_live(const struct corun_pmu_encoding *enc, struct row *rows)
 
         if (!r->available || r->e->source == CORUN_SRC_PROC)
             continue;
+        if (corun_event_is_hardware(ev) &&
+            corun__perf_hybrid_reason(&env, r->reason, sizeof(r->reason))) {
+            r->available = false;
+            continue;
+        }
         if (corun_event_is_hardware(ev) && hw) {
             r->available = false;
             snprintf(r->reason, sizeof(r->reason), "%s; libpfm4 encodes it as %s (type %u, "

@@ -40,25 +40,50 @@
 
 /* ---- privileges ------------------------------------------------------------- */
 
-static bool has_core_pmu(int rootfd)
+/* Is @name a core PMU's sysfs name? "cpu" (one kind of core), "cpu_core" and
+ * "cpu_atom" (Intel hybrid), "armv8_pmuv3_0", "armv8_cortex_a53"... (Arm). */
+static bool is_core_pmu_name(const char *name)
+{
+    return !strcmp(name, "cpu") || !strncmp(name, "cpu_", 4) || !strncmp(name, "armv", 4) ||
+           !strncmp(name, "arm_cortex", 10);
+}
+
+static void scan_core_pmus(int rootfd, struct corun__perf_env *env)
 {
     int fd = corun__root_openat(rootfd, "sys/bus/event_source/devices", O_RDONLY | O_DIRECTORY);
     struct dirent *d;
-    bool found = false;
     DIR *dir;
 
     if (fd < 0)
-        return false;
+        return;
     dir = fdopendir(fd);
     if (!dir) {
         close(fd);
-        return false;
+        return;
     }
-    while (!found && (d = readdir(dir)))
-        found = !strcmp(d->d_name, "cpu") || !strncmp(d->d_name, "cpu_", 4) ||
-                !strncmp(d->d_name, "armv", 4) || !strncmp(d->d_name, "arm_", 4);
+    while ((d = readdir(dir))) {
+        size_t used = strlen(env->core_pmus);
+
+        if (!is_core_pmu_name(d->d_name))
+            continue;
+        env->ncore_pmus++;
+        snprintf(env->core_pmus + used, sizeof(env->core_pmus) - used, "%s%s", used ? ", " : "",
+                 d->d_name);
+    }
     closedir(dir);
-    return found;
+    env->cpu_pmu_in_sysfs = env->ncore_pmus > 0;
+}
+
+bool corun__perf_hybrid_reason(const struct corun__perf_env *env, char *buf, size_t len)
+{
+    if (env->ncore_pmus < 2)
+        return false;
+    snprintf(buf, len,
+             "hybrid CPU with one PMU per core type (%s): corun does not yet open one event per "
+             "core type and combine them, so hardware counts are reported missing rather than "
+             "counted on one core type only",
+             env->core_pmus);
+    return true;
 }
 
 void corun__perf_env_read(int rootfd, struct corun__perf_env *env)
@@ -77,7 +102,7 @@ void corun__perf_env_read(int rootfd, struct corun__perf_env *env)
         env->cap_sys_admin = eff & (1ull << CAP_SYS_ADMIN_BIT);
     }
     env->exclude_kernel = !env->cap_perfmon && !env->cap_sys_admin && env->paranoid >= 2;
-    env->cpu_pmu_in_sysfs = has_core_pmu(rootfd);
+    scan_core_pmus(rootfd, env);
 }
 
 void corun__perf_attr(const struct corun_event_encoding *e, const struct corun__perf_env *env,

@@ -27,7 +27,15 @@ struct corun__perf_env {
     bool cap_sys_admin;    /* CAP_SYS_ADMIN in the effective set */
     bool exclude_kernel;   /* count user space only (paranoid >= 2 without privilege) */
     bool cpu_pmu_in_sysfs; /* a core PMU under /sys/bus/event_source/devices */
+    unsigned ncore_pmus;   /* core PMUs there: 2 or more on hybrid CPUs (cpu_core, cpu_atom) */
+    char core_pmus[96];    /* their names, comma-separated */
 };
+
+/*
+ * On a hybrid CPU (one PMU per core type), why hardware presets are not
+ * counted: true with the words in @buf; false on other CPUs.
+ */
+bool corun__perf_hybrid_reason(const struct corun__perf_env *env, char *buf, size_t len);
 
 /* Reads paranoid level, capabilities and sysfs PMUs below @rootfd. */
 void corun__perf_env_read(int rootfd, struct corun__perf_env *env);

@@ -71,6 +71,9 @@ static void plan_event(struct perf_state *st, enum corun_event ev)
         snprintf(st->why[ev], sizeof(st->why[ev]), "%s", e->reason);
         return;
     }
+    if (corun_event_is_hardware(ev) &&
+        corun__perf_hybrid_reason(&st->env, st->why[ev], sizeof(st->why[ev])))
+        return;
     corun__perf_attr(e, &st->env, attr);
     err = corun__perf_try(attr);
     if (err && e->source == CORUN_SRC_NATIVE &&

@@ -306,6 +306,28 @@ static void test_model_lacks_event(void **state)
     corun_sense_perf.close(st);
 }
 
+/* A hybrid CPU (recorded sysfs): hardware presets missing with the reason, software counted. */
+static void test_hybrid_missing(void **state)
+{
+    struct corun_sense_opts o = {.root = fixture("sense/hybrid")};
+    const char *w;
+    void *st;
+
+    mode = FAKE_PIPES;
+    assert_int_equal(corun_sense_perf.open(&o, &st), 0);
+    for (int ev = 0; ev <= CORUN_EV_STALL_CYCLES_BACKEND; ev++) {
+        w = corun_sense_perf.why_missing(st, ev);
+        assert_non_null(w);
+        if (ev != CORUN_EV_REF_CYCLES || !strstr(w, "no reference-cycles")) {
+            assert_non_null(strstr(w, "hybrid"));
+            assert_non_null(strstr(w, "cpu_core"));
+            assert_non_null(strstr(w, "cpu_atom"));
+        }
+    }
+    assert_null(corun_sense_perf.why_missing(st, CORUN_EV_TASK_CLOCK_NS));
+    corun_sense_perf.close(st);
+}
+
 /* ---- the fallback chain and its reasons ----------------------------------------- */
 
 static void select_with(int err, enum fake_mode m, const char *root, struct corun_sense_choice *c)
@@ -469,6 +491,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_inherit_reads_each, setup, teardown),
         cmocka_unit_test_setup_teardown(test_never_scheduled_is_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_lacks_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hybrid_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_no_pmu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_eacces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_backend, setup, teardown),
