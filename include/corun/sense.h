@@ -71,20 +71,50 @@ struct corun_sense_opts {
     bool on_exec;
 };
 
+/*
+ * A sensor backend. State is private to the backend (never global), so
+ * several may be open at once; one state is not thread-safe (callers
+ * serialise operations on it).
+ */
 struct corun_sense_ops {
     const char *name; /* "perf", "proc", "sim" */
-    /* 0 when the backend can work here, else -errno with words in @why. */
+    /*
+     * probe() - whether the backend can work here with @opts: 0, or -errno
+     * with words in @why (@len bytes, NUL-terminated), e.g. -ENOENT "no PMU
+     * exposed by the hypervisor". Opens nothing that outlives the call.
+     */
     int (*probe)(const struct corun_sense_opts *opts, char *why, size_t len);
+    /*
+     * open() - a state for counting with @opts (copied: @opts may go away).
+     * Decides here which presets it can give, so that why_missing() answers
+     * before any attach. 0, -ENOMEM, -ENOENT (unknown @opts->pmu), -errno.
+     */
     int (*open)(const struct corun_sense_opts *opts, void **state);
-    /* Starts counting @target (a PID; a task index for the simulator). */
+    /*
+     * attach() - starts counting @target (a PID; a task index for the
+     * simulator); *@handle names it for read/detach. 0, -ESRCH (no such
+     * process), -EACCES, -ENOMEM, -EMFILE.
+     */
     int (*attach)(void *state, pid_t target, int *handle);
+    /*
+     * read() - counts since attach into @out (zeroed first): valid bits set
+     * only for presets actually read, values scaled for multiplexing,
+     * mux_ratio and t_ns set. A process that exited but is not yet reaped can
+     * still be read. 0, -EINVAL (bad handle), -ESRCH (gone and nothing left
+     * to read), -errno of a failed read.
+     */
     int (*read)(void *state, int handle, struct corun_sample *out);
+    /* detach() - stops counting @handle and frees what it held. 0 or -EINVAL. */
     int (*detach)(void *state, int handle);
-    /* Why @ev is missing for this backend (NULL when it is counted). */
+    /*
+     * why_missing() - why @ev is not counted ("not requested", the PMU's or
+     * the kernel's reason), or NULL when it is. The string lives as long as
+     * @state and may change after attach (a target refused an event).
+     */
     const char *(*why_missing)(void *state, enum corun_event ev);
+    /* close() - detaches everything and frees @state; accepts NULL. */
     void (*close)(void *state);
 };
-
 
 /* True for the presets that need a hardware PMU (cycles ... stall_cycles_backend). */
 CORUN_API bool corun_event_is_hardware(enum corun_event ev);
