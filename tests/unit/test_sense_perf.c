@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -43,6 +44,9 @@ static struct fake fakes[256];
 static int nfakes;
 static int (*real_open)(struct perf_event_attr *, pid_t, int, int, unsigned long);
 
+static int fail_nth = -1; /* FAKE_PIPES: the call (0-based) that fails with EMFILE */
+static int ncalls;
+
 static bool is_hw_type(uint32_t t)
 {
     return t == PERF_TYPE_HARDWARE || t == PERF_TYPE_RAW || t == PERF_TYPE_HW_CACHE;
@@ -59,6 +63,10 @@ static int fake_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group
     }
     if (mode == FAKE_FAIL_HW)
         return real_open(attr, pid, cpu, group_fd, flags);
+    if (ncalls++ == fail_nth) {
+        errno = EMFILE;
+        return -1;
+    }
     for (int i = 0; i < 4; i++)
         if (attr->type == PERF_TYPE_RAW && reject_raw[i] && attr->config == reject_raw[i]) {
             errno = ENOENT;
@@ -82,6 +90,8 @@ static int setup(void **state)
     memset(reject_raw, 0, sizeof(reject_raw));
     reject_hw_cache = false;
     nfakes = 0;
+    ncalls = 0;
+    fail_nth = -1;
     return 0;
 }
 
@@ -328,6 +338,49 @@ static void test_hybrid_missing(void **state)
     corun_sense_perf.close(st);
 }
 
+/*
+ * Each perf_event_open in turn fails with EMFILE: open and attach either work
+ * (the event is then missing) or fail cleanly; nothing leaks (ASan checks).
+ */
+static void test_each_open_fails(void **state)
+{
+    struct corun_sense_opts o = {.events = EVS, .pmu = "amd64_fam19h_zen3"};
+    int total, failed_cleanly = 0;
+
+    mode = FAKE_PIPES;
+    for (int n = 0;; n++) {
+        struct corun_sample s;
+        void *st = NULL;
+        int h, err;
+
+        ncalls = 0;
+        fail_nth = n;
+        err = corun_sense_perf.open(&o, &st);
+        if (!err) {
+            int from = nfakes;
+
+            err = corun_sense_perf.attach(st, getpid(), &h);
+            if (!err) {
+                fill(from, 1000);
+                assert_int_equal(corun_sense_perf.read(st, h, &s), 0);
+                assert_int_equal(corun_sense_perf.detach(st, h), 0);
+            } else {
+                assert_int_equal(err, -EMFILE);
+                failed_cleanly++;
+            }
+            corun_sense_perf.close(st);
+        }
+        for (int i = 0; i < nfakes; i++)
+            close(fakes[i].wfd);
+        total = ncalls;
+        nfakes = 0;
+        if (n >= total)
+            break; /* no call left to fail */
+    }
+    assert_true(total > 4);
+    assert_true(failed_cleanly > 0);
+}
+
 /* ---- the fallback chain and its reasons ----------------------------------------- */
 
 static void select_with(int err, enum fake_mode m, const char *root, struct corun_sense_choice *c)
@@ -466,6 +519,82 @@ static void check_busy_child(const struct corun_sense_ops *ops, bool inherit)
     c.ops->close(c.state);
 }
 
+static int thread_go;
+
+static void *spin_thread(void *arg)
+{
+    char b;
+    struct timespec t0, t;
+    volatile unsigned long x = 0;
+
+    if (read(thread_go, &b, 1) != 1)
+        return NULL;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do {
+        for (int i = 0; i < 100000; i++)
+            x += (unsigned long)i;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < 0.12);
+    return arg;
+}
+
+/*
+ * A running process with three threads, counted per thread (no inherit, as
+ * `corun stat -p` does): the sum over threads agrees with getrusage.
+ */
+static void test_live_threads(void **state)
+{
+    struct corun_sense_opts o = {0};
+    struct corun_sense_choice c;
+    struct corun_sample s;
+    struct rusage ru;
+    int go[2], ready[2], h, st;
+    double cpu_ns, tc;
+    siginfo_t si;
+    pid_t pid;
+    char b;
+
+    corun__sys_reset();
+    assert_int_equal(corun_sense_select(&o, NULL, 0, &c), 0);
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(ready), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pthread_t t[2];
+
+        close(go[1]);
+        thread_go = go[0];
+        for (int i = 0; i < 2; i++)
+            if (pthread_create(&t[i], NULL, spin_thread, NULL))
+                _exit(1);
+        if (write(ready[1], "r", 1) != 1)
+            _exit(1);
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+        _exit(0);
+    }
+    close(go[0]);
+    close(ready[1]);
+    assert_int_equal(read(ready[0], &b, 1), 1); /* both threads exist */
+    close(ready[0]);
+    assert_int_equal(c.ops->attach(c.state, pid, &h), 0);
+    assert_int_equal(write(go[1], "gg", 2), 2);
+    close(go[1]);
+    assert_int_equal(waitid(P_PID, pid, &si, WEXITED | WNOWAIT), 0);
+    assert_int_equal(c.ops->read(c.state, h, &s), 0);
+    assert_int_equal(wait4(pid, &st, 0, &ru), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    cpu_ns = (double)ru.ru_utime.tv_sec * 1e9 + (double)ru.ru_utime.tv_usec * 1e3 +
+             (double)ru.ru_stime.tv_sec * 1e9 + (double)ru.ru_stime.tv_usec * 1e3;
+    assert_true(cpu_ns > 0.2e9); /* two threads of 0.12 s each */
+    tc = (double)s.value[CORUN_EV_TASK_CLOCK_NS];
+    assert_true(s.valid & CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS));
+    if (tc < 0.9 * cpu_ns || tc > 1.1 * cpu_ns)
+        fail_msg("%s: threads' task clock %.0f ns, getrusage %.0f ns", c.ops->name, tc, cpu_ns);
+    c.ops->close(c.state);
+}
+
 static void test_live_task_clock(void **state)
 {
     corun__sys_reset(); /* the real perf_event_open */
@@ -492,11 +621,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_never_scheduled_is_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_lacks_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hybrid_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_each_open_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_no_pmu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_eacces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_backend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_task_clock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_task_clock_without_perf, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_live_threads, setup, teardown),
     };
 
     /* Encode the Zen 3 tables without a Zen 3 (see test_sense_encode.c). */
