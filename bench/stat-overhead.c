@@ -167,7 +167,6 @@ int main(int argc, char **argv)
     printf("{\"bench\": \"stat-overhead\", \"rounds\": %d, \"wall_ms\": {\"bare\": %.3f, "
            "\"perf\": %.3f, \"corun\": %.3f}, \"ratio_corun_perf\": %.4f, \"goal\": 1.05, "
            "\"task_clock_ms\": {\"perf\": %.3f, \"corun\": %.3f}, \"task_clock_ratio\": %.4f}\n",
-           rounds, med[BARE], med[PERF], med[CORUN], med[CORUN] / med[PERF], tcp, tcc,
-           tcc / tcp);
+           rounds, med[BARE], med[PERF], med[CORUN], med[CORUN] / med[PERF], tcp, tcc, tcc / tcp);
     return 0;
 }

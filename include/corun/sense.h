@@ -50,10 +50,10 @@ CORUN_API int corun_event_by_name(const char *name);
 #define CORUN_EV_BIT(ev) (1ull << (ev))
 
 struct corun_sample {
-    uint64_t t_ns;                  /* when it was read, on the context's clock */
-    uint64_t valid;                 /* CORUN_EV_BIT(ev) set: value[ev] was read */
-    uint64_t value[CORUN_NEVENTS];  /* cumulative since attach, scaled */
-    double mux_ratio;               /* least time_running/time_enabled; 1 if none */
+    uint64_t t_ns;                 /* when it was read, on the context's clock */
+    uint64_t valid;                /* CORUN_EV_BIT(ev) set: value[ev] was read */
+    uint64_t value[CORUN_NEVENTS]; /* cumulative since attach, scaled */
+    double mux_ratio;              /* least time_running/time_enabled; 1 if none */
 };
 
 struct corun_sense_opts {
@@ -135,20 +135,20 @@ CORUN_API const char *corun_event_source_name(enum corun_event_source src);
 
 struct corun_event_encoding {
     enum corun_event_source source;
-    char native[320];  /* libpfm4's full name ("skx::LONGEST_LAT_CACHE:MISS...") or perf's */
-    uint32_t type;     /* perf_event_attr.type (PERF_TYPE_RAW, _HARDWARE, ...) */
-    uint64_t config;   /* perf_event_attr.config, config1, config2 */
+    char native[320]; /* libpfm4's full name ("skx::LONGEST_LAT_CACHE:MISS...") or perf's */
+    uint32_t type;    /* perf_event_attr.type (PERF_TYPE_RAW, _HARDWARE, ...) */
+    uint64_t config;  /* perf_event_attr.config, config1, config2 */
     uint64_t config1;
     uint64_t config2;
-    const char *note;  /* what the native event really counts (static text); NULL if none */
-    char reason[224];  /* why unavailable (source NONE); "" otherwise */
+    const char *note; /* what the native event really counts (static text); NULL if none */
+    char reason[224]; /* why unavailable (source NONE); "" otherwise */
 };
 
 /* Every preset's encoding for one PMU model. */
 struct corun_pmu_encoding {
-    char pmu[64];       /* libpfm4 PMU name ("skx"), or "perf" when only generic events apply */
-    char vendor[16];    /* "intel", "amd", "" when unknown */
-    char table[32];     /* name of corun's table used ("intel-skx", "amd-zen3", "generic") */
+    char pmu[64];    /* libpfm4 PMU name ("skx"), or "perf" when only generic events apply */
+    char vendor[16]; /* "intel", "amd", "" when unknown */
+    char table[32];  /* name of corun's table used ("intel-skx", "amd-zen3", "generic") */
     struct corun_event_encoding ev[CORUN_NEVENTS];
 };
 
@@ -225,8 +225,8 @@ CORUN_API int corun_sense_select(const struct corun_sense_opts *opts,
  * is valid when it is valid in both. mux_ratio and t_ns are @cur's. For
  * interval printing. @out may alias neither input.
  */
-CORUN_API void corun_sample_delta(const struct corun_sample *prev,
-                                  const struct corun_sample *cur, struct corun_sample *out);
+CORUN_API void corun_sample_delta(const struct corun_sample *prev, const struct corun_sample *cur,
+                                  struct corun_sample *out);
 
 /*
  * corun_sample_add() - adds @s into @sum (several processes counted as one):

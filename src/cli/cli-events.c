@@ -52,9 +52,10 @@ static void check_live(const struct corun_pmu_encoding *enc, struct row *rows)
         }
         if (corun_event_is_hardware(ev) && hw) {
             r->available = false;
-            snprintf(r->reason, sizeof(r->reason), "%s; libpfm4 encodes it as %s (type %u, "
-                     "config %#llx)", hwwhy, r->e->native, r->e->type,
-                     (unsigned long long)r->e->config);
+            snprintf(r->reason, sizeof(r->reason),
+                     "%s; libpfm4 encodes it as %s (type %u, "
+                     "config %#llx)",
+                     hwwhy, r->e->native, r->e->type, (unsigned long long)r->e->config);
             continue;
         }
         corun__perf_attr(r->e, &env, &attr);
@@ -84,8 +85,7 @@ static void print_json(const struct corun_pmu_encoding *enc, const struct row *r
 
         json_obj_begin_inline(&j);
         json_kstr(&j, "name", corun_event_name(ev));
-        json_kstr(&j, "source",
-                  r->available ? corun_event_source_name(r->e->source) : "none");
+        json_kstr(&j, "source", r->available ? corun_event_source_name(r->e->source) : "none");
         json_kstr(&j, "native", r->available ? r->e->native : NULL);
         if (perf_ev) {
             json_kuint(&j, "type", r->e->type);
@@ -208,6 +208,5 @@ static int cmd_events(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
-CLI_COMMAND(events, cmd_events,
-            "list the portable presets and the native events they map to",
+CLI_COMMAND(events, cmd_events, "list the portable presets and the native events they map to",
             "corun events [--pmu NAME] [--notes] [--json]")

@@ -40,7 +40,7 @@
 struct stat_run {
     bool as_json;
     FILE *out;
-    uint64_t events;          /* requested presets (all when none given) */
+    uint64_t events;           /* requested presets (all when none given) */
     unsigned long interval_ms; /* 0: none */
     const struct corun_sense_ops *ops;
     void *state;
@@ -168,8 +168,7 @@ static void print_human_report(const struct stat_run *r, const struct corun_samp
     }
     fprintf(r->out, " (backend %s", r->ops->name);
     for (unsigned i = 0; i < r->choice.ntried; i++)
-        fprintf(r->out, "; %s unavailable: %s", r->choice.tried[i].backend,
-                r->choice.tried[i].why);
+        fprintf(r->out, "; %s unavailable: %s", r->choice.tried[i].backend, r->choice.tried[i].why);
     fprintf(r->out, ")\n\n");
     for (int ev = 0; ev < CORUN_NEVENTS; ev++) {
         if (!wanted(r, ev))
@@ -197,8 +196,7 @@ static void print_human_report(const struct stat_run *r, const struct corun_samp
         w = why(r, ev);
         fprintf(r->out, "\n  unavailable:");
         for (int o = ev; o < CORUN_NEVENTS; o++) {
-            if (!wanted(r, o) || (s->valid & CORUN_EV_BIT(o)) || shown[o] ||
-                strcmp(why(r, o), w))
+            if (!wanted(r, o) || (s->valid & CORUN_EV_BIT(o)) || shown[o] || strcmp(why(r, o), w))
                 continue;
             fprintf(r->out, "%s%s", o == ev ? " " : ", ", corun_event_name(o));
             shown[o] = true;
@@ -533,8 +531,7 @@ static int parse_pids(struct stat_run *r, const char *list)
 static int select_backend(struct stat_run *r, const char *name, bool launched)
 {
     const struct corun_sense_ops *one[1];
-    struct corun_sense_opts opts = {
-        .events = r->events, .inherit = launched, .on_exec = launched};
+    struct corun_sense_opts opts = {.events = r->events, .inherit = launched, .on_exec = launched};
     int err;
 
     if (name) {
@@ -548,8 +545,7 @@ static int select_backend(struct stat_run *r, const char *name, bool launched)
     err = corun_sense_select(&opts, name ? one : NULL, name ? 1 : 0, &r->choice);
     if (err) {
         for (unsigned i = 0; i < r->choice.ntried; i++)
-            cli_error("stat", "backend %s: %s", r->choice.tried[i].backend,
-                      r->choice.tried[i].why);
+            cli_error("stat", "backend %s: %s", r->choice.tried[i].backend, r->choice.tried[i].why);
         cli_error("stat", "no sensor backend works here");
         return CLI_EXIT_FAIL;
     }
@@ -561,14 +557,10 @@ static int select_backend(struct stat_run *r, const char *name, bool launched)
 static int cmd_stat(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"events", required_argument, NULL, 'e'},
-        {"interval", required_argument, NULL, 'I'},
-        {"pid", required_argument, NULL, 'p'},
-        {"output", required_argument, NULL, 'o'},
-        {"backend", required_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
+        {"json", no_argument, NULL, 'j'},           {"events", required_argument, NULL, 'e'},
+        {"interval", required_argument, NULL, 'I'}, {"pid", required_argument, NULL, 'p'},
+        {"output", required_argument, NULL, 'o'},   {"backend", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},           {0, 0, 0, 0},
     };
     struct stat_run *r = calloc(1, sizeof(*r));
     const char *outfile = NULL, *backend = NULL;

@@ -55,8 +55,7 @@ void corun_metrics_compute(const struct corun_sample *s, uint64_t elapsed_ns,
     out->v[CORUN_M_EFFECTIVE_GHZ] = ratio(s, CORUN_EV_CYCLES, CORUN_EV_TASK_CLOCK_NS, 1.0);
     out->v[CORUN_M_FREQ_RATIO] = ratio(s, CORUN_EV_CYCLES, CORUN_EV_REF_CYCLES, 1.0);
     out->v[CORUN_M_LLC_MPKI] = ratio(s, CORUN_EV_LLC_MISSES, CORUN_EV_INSTRUCTIONS, 1000.0);
-    out->v[CORUN_M_LLC_MISS_RATIO] =
-        ratio(s, CORUN_EV_LLC_MISSES, CORUN_EV_LLC_REFERENCES, 1.0);
+    out->v[CORUN_M_LLC_MISS_RATIO] = ratio(s, CORUN_EV_LLC_MISSES, CORUN_EV_LLC_REFERENCES, 1.0);
     out->v[CORUN_M_BRANCH_MPKI] = ratio(s, CORUN_EV_BRANCH_MISSES, CORUN_EV_INSTRUCTIONS, 1000.0);
     out->v[CORUN_M_DTLB_MPKI] = ratio(s, CORUN_EV_DTLB_MISSES, CORUN_EV_INSTRUCTIONS, 1000.0);
     out->v[CORUN_M_BACKEND_STALL_SHARE] =

@@ -32,11 +32,14 @@ struct preset_native {
 };
 
 struct model_table {
-    const char *name;   /* corun's name for the table */
+    const char *name; /* corun's name for the table */
     const char *vendor;
     const char *pmus[8]; /* libpfm4 core PMUs it applies to, NULL-terminated */
     struct preset_native ev[NHW];
 };
+
+/* The tables read best as written. */
+/* clang-format off */
 
 /* ---- Intel ------------------------------------------------------------------ */
 
@@ -213,6 +216,8 @@ static const struct model_table *const tables[] = {
     &intel_skx, &intel_icl, &intel_spr, &amd_zen2, &amd_zen3, &amd_zen4,
 };
 
+/* clang-format on */
+
 /* ---- perf's generic events (the fallback) ---------------------------------- */
 
 struct generic_event {
@@ -328,8 +333,7 @@ static void fill_pmu_names(void)
     size_t n = 0;
 
     for (size_t t = 0; t < CORUN_ARRAY_SIZE(tables); t++)
-        for (const char *const *p = tables[t]->pmus; *p && n + 1 < CORUN_ARRAY_SIZE(pmu_names);
-             p++)
+        for (const char *const *p = tables[t]->pmus; *p && n + 1 < CORUN_ARRAY_SIZE(pmu_names); p++)
             pmu_names[n++] = *p;
 }
 
@@ -480,8 +484,7 @@ int corun_sense_encode(const char *pmu, struct corun_pmu_encoding *out)
     return 0;
 }
 
-bool corun__generic_event(enum corun_event ev, uint32_t *type, uint64_t *config,
-                          const char **name)
+bool corun__generic_event(enum corun_event ev, uint32_t *type, uint64_t *config, const char **name)
 {
     if ((unsigned)ev >= CORUN_NEVENTS || !generic[ev].name)
         return false;

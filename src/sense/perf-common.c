@@ -35,7 +35,7 @@
 #define PERF_FLAG_FD_CLOEXEC (1UL << 3)
 #endif
 
-#define CAP_PERFMON_BIT 38
+#define CAP_PERFMON_BIT   38
 #define CAP_SYS_ADMIN_BIT 21
 
 /* ---- privileges ------------------------------------------------------------- */
@@ -180,7 +180,9 @@ int corun__perf_diagnose(const struct corun__perf_env *env, char *why, size_t le
             snprintf(why, len,
                      "no PMU exposed by the hypervisor: hardware events fail with %s while "
                      "software events work%s",
-                     hw == -ENOENT ? "ENOENT" : hw == -ENODEV ? "ENODEV" : "EOPNOTSUPP",
+                     hw == -ENOENT   ? "ENOENT"
+                     : hw == -ENODEV ? "ENODEV"
+                                     : "EOPNOTSUPP",
                      env->cpu_pmu_in_sysfs ? ""
                                            : " (no core PMU in /sys/bus/event_source/devices)");
         else
@@ -221,8 +223,7 @@ void corun__perf_event_reason(int err, enum corun_event ev, const struct corun_e
                      e->native, err == -ENOENT ? "ENOENT" : "EOPNOTSUPP");
         break;
     case EINVAL:
-        snprintf(buf, len, "the kernel rejected the encoding of %s (%s, EINVAL)", name,
-                 e->native);
+        snprintf(buf, len, "the kernel rejected the encoding of %s (%s, EINVAL)", name, e->native);
         break;
     case EMFILE:
     case ENFILE:

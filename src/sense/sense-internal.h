@@ -15,8 +15,7 @@
 #include "corun/sense.h"
 
 /* The perf generic or software event standing for @ev; false for none. */
-bool corun__generic_event(enum corun_event ev, uint32_t *type, uint64_t *config,
-                          const char **name);
+bool corun__generic_event(enum corun_event ev, uint32_t *type, uint64_t *config, const char **name);
 
 /* ---- privileges and reasons (perf-common.c) ---------------------------------- */
 
@@ -74,10 +73,10 @@ int corun__perf_group_of(enum corun_event ev);
 #define CORUN__PERF_NGROUPS 2
 
 struct corun__pplan {
-    uint64_t events;                             /* presets to open */
+    uint64_t events;                            /* presets to open */
     struct perf_event_attr attr[CORUN_NEVENTS]; /* their encodings */
-    bool inherit;                                /* one set on the PID, inherited; else per thread */
-    bool on_exec;                                /* disabled until the target's execve */
+    bool inherit;                               /* one set on the PID, inherited; else per thread */
+    bool on_exec;                               /* disabled until the target's execve */
 };
 
 struct corun__pset;
@@ -115,7 +114,7 @@ struct corun__tid_stat {
 struct corun__tidtab {
     struct corun__tid_stat *t;
     unsigned n, cap;
-    bool want_ctxsw;  /* also read status for context switches */
+    bool want_ctxsw; /* also read status for context switches */
     uint64_t base_delay, base_ctxsw;
 };
 

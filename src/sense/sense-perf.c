@@ -86,8 +86,7 @@ static void plan_event(struct perf_state *st, enum corun_event ev)
         g.config1 = g.config2 = 0;
         corun__perf_attr(&g, &st->env, attr);
         if (!corun__perf_try(attr)) {
-            corun__info("sense: %s rejected (%s), using %s", e->native, corun_strerror(err),
-                        name);
+            corun__info("sense: %s rejected (%s), using %s", e->native, corun_strerror(err), name);
             snprintf(g.native, sizeof(g.native), "%s", name);
             *e = g;
             err = 0;
@@ -125,8 +124,8 @@ static int perf_open(const struct corun_sense_opts *opts, void **state)
         if (!(st->wanted & CORUN_EV_BIT(ev)))
             continue;
         if (ev == CORUN_EV_RUN_DELAY_NS) {
-            st->delay_ok = corun__read_text(st->rootfd, "proc/self/schedstat", buf,
-                                            sizeof(buf)) >= 0;
+            st->delay_ok =
+                corun__read_text(st->rootfd, "proc/self/schedstat", buf, sizeof(buf)) >= 0;
             if (!st->delay_ok)
                 snprintf(st->why[ev], sizeof(st->why[ev]),
                          "no /proc/PID/schedstat (kernel without CONFIG_SCHED_INFO)");

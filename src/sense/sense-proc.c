@@ -28,7 +28,7 @@
 
 #define ALL_EVENTS (CORUN_EV_BIT(CORUN_NEVENTS) - 1)
 #define SW_EVENTS                                                                                  \
-    (CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS) | CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES) |             \
+    (CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS) | CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES) |              \
      CORUN_EV_BIT(CORUN_EV_CPU_MIGRATIONS) | CORUN_EV_BIT(CORUN_EV_PAGE_FAULTS))
 
 /* ---- per-thread tables ------------------------------------------------------ */
@@ -324,8 +324,8 @@ static int proc_attach(void *state, pid_t target, int *handle)
         if (err)
             return err;
     }
-    if (st->from_proc & (CORUN_EV_BIT(CORUN_EV_RUN_DELAY_NS) |
-                         CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES))) {
+    if (st->from_proc &
+        (CORUN_EV_BIT(CORUN_EV_RUN_DELAY_NS) | CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES))) {
         err = corun__tidtab_update(&t->tab, st->rootfd, target);
         if (err && err != -ENOENT) {
             corun__pset_close(t->ps);
@@ -372,8 +372,8 @@ static int proc_read(void *state, int handle, struct corun_sample *out)
         out->value[CORUN_EV_PAGE_FAULTS] = faults - t->base_faults;
         out->valid |= CORUN_EV_BIT(CORUN_EV_PAGE_FAULTS);
     }
-    if (st->from_proc & (CORUN_EV_BIT(CORUN_EV_RUN_DELAY_NS) |
-                         CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES))) {
+    if (st->from_proc &
+        (CORUN_EV_BIT(CORUN_EV_RUN_DELAY_NS) | CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES))) {
         err = corun__tidtab_update(&t->tab, st->rootfd, t->pid);
         if (err == -ENOMEM)
             return err;

@@ -16,15 +16,15 @@ static struct corun_sample full(void)
 
     memset(&s, 0, sizeof(s));
     s.valid = CORUN_EV_BIT(CORUN_NEVENTS) - 1;
-    s.value[CORUN_EV_CYCLES] = 3000000000ull;        /* 3e9 cycles */
-    s.value[CORUN_EV_INSTRUCTIONS] = 6000000000ull;  /* IPC 2 */
-    s.value[CORUN_EV_REF_CYCLES] = 2500000000ull;    /* ratio 1.2 */
+    s.value[CORUN_EV_CYCLES] = 3000000000ull;       /* 3e9 cycles */
+    s.value[CORUN_EV_INSTRUCTIONS] = 6000000000ull; /* IPC 2 */
+    s.value[CORUN_EV_REF_CYCLES] = 2500000000ull;   /* ratio 1.2 */
     s.value[CORUN_EV_LLC_REFERENCES] = 40000000ull;
-    s.value[CORUN_EV_LLC_MISSES] = 12000000ull;      /* 2 MPKI, ratio 0.3 */
-    s.value[CORUN_EV_BRANCH_MISSES] = 30000000ull;   /* 5 MPKI */
-    s.value[CORUN_EV_DTLB_MISSES] = 600000ull;       /* 0.1 MPKI */
+    s.value[CORUN_EV_LLC_MISSES] = 12000000ull;            /* 2 MPKI, ratio 0.3 */
+    s.value[CORUN_EV_BRANCH_MISSES] = 30000000ull;         /* 5 MPKI */
+    s.value[CORUN_EV_DTLB_MISSES] = 600000ull;             /* 0.1 MPKI */
     s.value[CORUN_EV_STALL_CYCLES_BACKEND] = 900000000ull; /* 0.3 */
-    s.value[CORUN_EV_TASK_CLOCK_NS] = 1000000000ull; /* 1 s: 3 GHz */
+    s.value[CORUN_EV_TASK_CLOCK_NS] = 1000000000ull;       /* 1 s: 3 GHz */
     s.mux_ratio = 1.0;
     return s;
 }

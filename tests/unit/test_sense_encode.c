@@ -167,10 +167,8 @@ static void test_names(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_forced_pmus),
-        cmocka_unit_test(test_inactive_pmus),
-        cmocka_unit_test(test_unknown_pmu),
-        cmocka_unit_test(test_generic_fallback),
+        cmocka_unit_test(test_forced_pmus), cmocka_unit_test(test_inactive_pmus),
+        cmocka_unit_test(test_unknown_pmu), cmocka_unit_test(test_generic_fallback),
         cmocka_unit_test(test_names),
     };
 

@@ -197,7 +197,7 @@ static void test_sample_math(void **state)
 /* ---- counter sets on the fake PMU ----------------------------------------------- */
 
 #define EVS                                                                                        \
-    (CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) |                        \
+    (CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) |                         \
      CORUN_EV_BIT(CORUN_EV_LLC_MISSES) | CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS))
 
 static void open_perf(bool inherit, void **st)

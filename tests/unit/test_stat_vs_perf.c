@@ -50,8 +50,8 @@ static char *slurp(const char *path)
 static double perf_task_clock(void)
 {
     char out[256];
-    char *argv[] = {"/usr/bin/perf", "stat", "-x,", "-e", "task-clock", "-o", out, "--",
-                    self_exe, "--spin", "0.2", NULL};
+    char *argv[] = {"/usr/bin/perf", "stat",   "-x,", "-e", "task-clock", "-o", out, "--",
+                    self_exe,        "--spin", "0.2", NULL};
     char *text, *line;
 
     snprintf(out, sizeof(out), "%s/perf.txt", tmpdir);
@@ -66,8 +66,8 @@ static double perf_task_clock(void)
 static double corun_task_clock(void)
 {
     char out[256];
-    char *argv[] = {CORUN_BINARY, "stat", "--json", "-o", out, "-e", "task_clock_ns", "--",
-                    self_exe, "--spin", "0.2", NULL};
+    char *argv[] = {CORUN_BINARY,    "stat", "--json", "-o",     out,   "-e",
+                    "task_clock_ns", "--",   self_exe, "--spin", "0.2", NULL};
     char *text, *p;
 
     snprintf(out, sizeof(out), "%s/corun.json", tmpdir);
