@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -53,6 +54,7 @@ struct stat_run {
     struct corun_sample last[MAX_TARGETS]; /* last good read of each */
     bool have_last[MAX_TARGETS];
     char **argv; /* the command, or NULL with -p */
+    sigset_t wait_mask; /* the signal mask while waiting (ppoll) */
     uint64_t t0;
     unsigned nintervals;
 };
@@ -286,7 +288,10 @@ static void read_all(struct stat_run *r, struct corun_sample *sum)
 
 /*
  * Waits until every target is gone, SIGINT/SIGTERM (with -p) or, with -I,
- * the next interval, printing each interval's counts.
+ * the next interval, printing each interval's counts. The stop signals are
+ * blocked except inside ppoll(), so one that arrives between the check of
+ * stop_req and the wait cannot be lost. A target without a pidfd (kernels
+ * before 5.3) is never seen leaving: only a signal ends the wait for it.
  */
 static void wait_loop(struct stat_run *r)
 {
@@ -295,27 +300,31 @@ static void wait_loop(struct stat_run *r)
     uint64_t next = r->t0 + r->interval_ms * 1000000ull;
 
     corun_sample_init_sum(&prev);
-    memset(prev.value, 0, sizeof(prev.value));
     for (;;) {
+        struct timespec ts, *tsp = NULL;
         unsigned n = 0, alive = 0;
-        int timeout = -1, rc;
+        int rc;
 
         for (unsigned i = 0; i < r->ntargets; i++) {
-            if (r->gone[i] || r->pidfds[i] < 0)
+            if (r->gone[i])
+                continue;
+            alive++;
+            if (r->pidfds[i] < 0)
                 continue;
             pfd[n].fd = r->pidfds[i];
             pfd[n].events = POLLIN;
             n++;
-            alive++;
         }
         if (!alive || stop_req)
             return;
         if (r->interval_ms) {
-            uint64_t now = corun__now_ns();
+            uint64_t now = corun__now_ns(), left = now >= next ? 0 : next - now;
 
-            timeout = now >= next ? 0 : (int)((next - now + 999999) / 1000000);
+            ts.tv_sec = (time_t)(left / 1000000000ull);
+            ts.tv_nsec = (long)(left % 1000000000ull);
+            tsp = &ts;
         }
-        rc = poll(pfd, n, timeout);
+        rc = ppoll(pfd, n, tsp, &r->wait_mask);
         if (rc < 0 && errno != EINTR)
             return;
         if (rc > 0) {
@@ -423,8 +432,12 @@ static int run_command(struct stat_run *r)
     if (read(errp[0], &exec_err, sizeof(exec_err)) == (ssize_t)sizeof(exec_err))
         cli_error("stat", "%s: %s", r->argv[0], strerror(exec_err));
     close(errp[0]);
-    if (r->pidfds[0] >= 0 && r->interval_ms)
+    if (r->interval_ms && r->pidfds[0] < 0)
+        cli_error("stat", "-I needs pidfd_open (Linux 5.3): no interval counts");
+    if (r->pidfds[0] >= 0 && r->interval_ms) {
+        sigprocmask(SIG_SETMASK, NULL, &r->wait_mask);
         wait_loop(r);
+    }
     /* Wait without reaping: the last read still finds /proc/PID. */
     while (waitid(P_PID, pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
         ;
@@ -448,6 +461,7 @@ static int run_pids(struct stat_run *r)
 {
     struct sigaction sa = {.sa_handler = on_stop};
     struct corun_sample sum;
+    sigset_t stop_set;
     uint64_t t1;
 
     for (unsigned i = 0; i < r->ntargets; i++) {
@@ -462,7 +476,14 @@ static int run_pids(struct stat_run *r)
         }
         r->pidfds[i] = corun__sys.pidfd_open(r->pids[i], 0);
     }
-    /* No SA_RESTART: the signal must interrupt poll(). */
+    /* Block the stop signals but inside ppoll(); no SA_RESTART, so that
+     * the handler interrupts it. */
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGINT);
+    sigaddset(&stop_set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stop_set, &r->wait_mask);
+    sigdelset(&r->wait_mask, SIGINT);
+    sigdelset(&r->wait_mask, SIGTERM);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     r->t0 = corun__now_ns();
