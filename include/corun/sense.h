@@ -164,9 +164,11 @@ struct corun_pmu_encoding {
  * never touches the environment, so a program that wants --pmu sets it first
  * (the corun command does).
  *
- * Returns 0; -ENOENT when libpfm4 has no core PMU of that name (or cannot
- * encode it: the reason is in each preset); -ENOTSUP when libpfm4 failed to
- * initialise. Thread-safe after the first call.
+ * Returns 0 (presets libpfm4 could not encode, for instance an inactive PMU
+ * without LIBPFM_ENCODE_INACTIVE, are NONE with the reason); -ENOENT when
+ * libpfm4 knows no core PMU named @pmu; -ENOTSUP when @pmu is given and
+ * libpfm4 failed to initialise. Thread-safe (libpfm4's initialisation runs
+ * under pthread_once).
  */
 CORUN_API int corun_sense_encode(const char *pmu, struct corun_pmu_encoding *out);
 
