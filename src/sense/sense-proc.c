@@ -52,11 +52,15 @@ static struct corun__tid_stat *tid_slot(struct corun__tidtab *tab, pid_t tid)
     return &tab->t[tab->n++];
 }
 
+/* The number after "@key" at the start of a line of a status file; 0 if absent. */
 static uint64_t status_field(const char *buf, const char *key)
 {
-    const char *p = strstr(buf, key);
+    size_t n = strlen(key);
 
-    return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+    for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (!strncmp(p, key, n))
+            return strtoull(p + n, NULL, 10);
+    return 0;
 }
 
 /* Reads one thread; -ENOENT when it is gone (not an error for the table). */
@@ -84,7 +88,7 @@ static int read_tid(struct corun__tidtab *tab, int rootfd, pid_t pid, pid_t tid)
     if (tab->want_ctxsw) {
         snprintf(path, sizeof(path), "proc/%d/task/%d/status", (int)pid, (int)tid);
         if (corun__read_text(rootfd, path, buf, sizeof(buf)) > 0) {
-            uint64_t c = status_field(buf, "\nvoluntary_ctxt_switches:") +
+            uint64_t c = status_field(buf, "voluntary_ctxt_switches:") +
                          status_field(buf, "nonvoluntary_ctxt_switches:");
 
             if (c > st->ctxsw)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -458,6 +459,83 @@ static void test_no_backend(void **state)
     assert_int_equal(corun_sense_select(&o, only_perf, CORUN_SENSE_MAX_CHAIN + 1, &c), -EINVAL);
 }
 
+/* ---- /proc parsing through the root seam ------------------------------------------- */
+
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[512], dir[512], *slash;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    snprintf(dir, sizeof(dir), "%s", path);
+    for (slash = strchr(dir + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(dir, 0755);
+        *slash = '/';
+    }
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/*
+ * A recorded /proc: a command name with spaces and parentheses parses; a
+ * malformed stat is -EINVAL; a process missing from /proc is -ESRCH; counts
+ * are deltas from attach, and threads' run delays are summed.
+ */
+static void test_proc_parsing(void **state)
+{
+    static const char stat_fmt[] = "%d (we) ird (name) R 1 1 1 0 -1 4194304 %d 5 %d 1 %d %d 3 4 "
+                                   "20 0 1 0 1 1 1\n";
+    char root[] = "/tmp/corun-proc-XXXXXX", line[256], cmd[600];
+    struct corun_sense_opts o = {.root = root, .inherit = true};
+    struct corun_sample s;
+    void *st;
+    int h;
+
+    assert_non_null(mkdtemp(root));
+    put(root, "proc/self/stat", "1 (x) R 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+    put(root, "proc/self/schedstat", "1 2 3\n");
+    snprintf(line, sizeof(line), stat_fmt, 4243, 10, 2, 100, 50);
+    put(root, "proc/4243/stat", line);
+    put(root, "proc/4243/task/4243/schedstat", "1000 500 3\n");
+    put(root, "proc/4243/task/4243/status", "voluntary_ctxt_switches:\t4\n"
+                                            "nonvoluntary_ctxt_switches:\t1\n");
+    put(root, "proc/4244/stat", "4244 (broken) R 1 2\n");
+    mode = FAKE_FAIL_ALL; /* no perf at all: every count from /proc */
+    fake_errno = EACCES;
+    assert_int_equal(corun_sense_proc.open(&o, &st), 0);
+    assert_int_equal(corun_sense_proc.attach(st, 4244, &h), -EINVAL);
+    assert_int_equal(corun_sense_proc.attach(st, 4245, &h), -ESRCH);
+    assert_int_equal(corun_sense_proc.attach(st, 4243, &h), 0);
+    /* Time passes: more CPU, faults, a second thread, more delay. */
+    snprintf(line, sizeof(line), stat_fmt, 4243, 30, 2, 125, 75);
+    put(root, "proc/4243/stat", line);
+    put(root, "proc/4243/task/4243/schedstat", "2000 800 5\n");
+    put(root, "proc/4243/task/4250/schedstat", "700 300 2\n");
+    put(root, "proc/4243/task/4243/status", "Name:\tweird\nvoluntary_ctxt_switches:\t9\n"
+                                            "nonvoluntary_ctxt_switches:\t2\n");
+    put(root, "proc/4243/task/4250/status", "nonvoluntary_ctxt_switches:\t3\n");
+    assert_int_equal(corun_sense_proc.read(st, h, &s), 0);
+    /* utime+stime +50 ticks, cutime+cstime unchanged (3+4 both times). */
+    assert_int_equal(s.value[CORUN_EV_TASK_CLOCK_NS],
+                     50 * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK)));
+    assert_int_equal(s.value[CORUN_EV_PAGE_FAULTS], 20);
+    assert_int_equal(s.value[CORUN_EV_RUN_DELAY_NS], 300 + 300);
+    assert_int_equal(s.value[CORUN_EV_CONTEXT_SWITCHES], (9 + 2 + 3) - (4 + 1));
+    assert_false(s.valid & CORUN_EV_BIT(CORUN_EV_CPU_MIGRATIONS));
+    assert_false(s.valid & CORUN_EV_BIT(CORUN_EV_CYCLES));
+    /* The thread that leaves keeps counting in the sum. */
+    snprintf(cmd, sizeof(cmd), "rm -rf %s/proc/4243/task/4250", root);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(corun_sense_proc.read(st, h, &s), 0);
+    assert_int_equal(s.value[CORUN_EV_RUN_DELAY_NS], 600);
+    corun_sense_proc.close(st);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- live: a busy child against getrusage --------------------------------------- */
 
 static void spin_cpu(double seconds)
@@ -625,6 +703,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fallback_no_pmu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_eacces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_backend, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_proc_parsing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_task_clock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_task_clock_without_perf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_threads, setup, teardown),
