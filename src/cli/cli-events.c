@@ -27,7 +27,7 @@ struct row {
 };
 
 /* On this machine: does the kernel count what libpfm4 encoded? */
-static void check_live(const struct corun_pmu_encoding *enc, struct row *rows)
+static void check_live(struct corun_pmu_encoding *enc, struct row *rows)
 {
     struct corun__perf_env env;
     char hwwhy[256] = "";
@@ -38,6 +38,22 @@ static void check_live(const struct corun_pmu_encoding *enc, struct row *rows)
     if (rootfd >= 0)
         close(rootfd);
     hw = corun__perf_diagnose(&env, hwwhy, sizeof(hwwhy));
+    if (corun__perf_hybrid(&env)) {
+        /* What the perf backend does on hybrids: generic events per core type. */
+        for (int ev = 0; ev <= CORUN_EV_STALL_CYCLES_BACKEND; ev++) {
+            struct corun_event_encoding *e = &enc->ev[ev];
+            const char *name;
+
+            corun__generic_event(ev, &e->type, &e->config, &name);
+            e->source = CORUN_SRC_GENERIC;
+            e->config1 = e->config2 = 0;
+            e->note = "hybrid CPU: opened once per core-type PMU (type in config bits 32-63), "
+                      "counts summed";
+            snprintf(e->native, sizeof(e->native), "%s on each of %s", name, env.core_pmus);
+            rows[ev].available = true;
+            rows[ev].reason[0] = '\0';
+        }
+    }
     for (int ev = 0; ev < CORUN_NEVENTS; ev++) {
         struct row *r = &rows[ev];
         struct perf_event_attr attr;
@@ -45,11 +61,6 @@ static void check_live(const struct corun_pmu_encoding *enc, struct row *rows)
 
         if (!r->available || r->e->source == CORUN_SRC_PROC)
             continue;
-        if (corun_event_is_hardware(ev) &&
-            corun__perf_hybrid_reason(&env, r->reason, sizeof(r->reason))) {
-            r->available = false;
-            continue;
-        }
         if (corun_event_is_hardware(ev) && hw) {
             r->available = false;
             snprintf(r->reason, sizeof(r->reason),
@@ -59,6 +70,8 @@ static void check_live(const struct corun_pmu_encoding *enc, struct row *rows)
             continue;
         }
         corun__perf_attr(r->e, &env, &attr);
+        if (corun_event_is_hardware(ev) && corun__perf_hybrid(&env))
+            attr.config |= (uint64_t)env.core_pmu_type[0] << 32;
         err = corun__perf_try(&attr);
         if (err) {
             r->available = false;

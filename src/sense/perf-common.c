@@ -18,6 +18,10 @@
  * /proc/PID/task without inherit, and each group is read in one read(), so a
  * group's counts are one consistent snapshot; threads it creates after
  * attach are not counted.
+ *
+ * On a hybrid CPU every hardware preset is opened once per core-type PMU
+ * (groups per PMU) and a thread's counts are added up before scaling: see
+ * add_part() and docs/internals/sense.md.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -63,9 +67,15 @@ static void scan_core_pmus(int rootfd, struct corun__perf_env *env)
     }
     while ((d = readdir(dir))) {
         size_t used = strlen(env->core_pmus);
+        char path[320];
+        uint64_t type = 0;
 
         if (!is_core_pmu_name(d->d_name))
             continue;
+        snprintf(path, sizeof(path), "sys/bus/event_source/devices/%s/type", d->d_name);
+        if (env->ncore_pmus < CORUN_ARRAY_SIZE(env->core_pmu_type) &&
+            !corun__read_u64(rootfd, path, &type))
+            env->core_pmu_type[env->ncore_pmus] = (uint32_t)type;
         env->ncore_pmus++;
         snprintf(env->core_pmus + used, sizeof(env->core_pmus) - used, "%s%s", used ? ", " : "",
                  d->d_name);
@@ -74,15 +84,13 @@ static void scan_core_pmus(int rootfd, struct corun__perf_env *env)
     env->cpu_pmu_in_sysfs = env->ncore_pmus > 0;
 }
 
-bool corun__perf_hybrid_reason(const struct corun__perf_env *env, char *buf, size_t len)
+bool corun__perf_hybrid(const struct corun__perf_env *env)
 {
-    if (env->ncore_pmus < 2)
+    if (env->ncore_pmus < 2 || env->ncore_pmus > CORUN_ARRAY_SIZE(env->core_pmu_type))
         return false;
-    snprintf(buf, len,
-             "hybrid CPU with one PMU per core type (%s): corun does not yet open one event per "
-             "core type and combine them, so hardware counts are reported missing rather than "
-             "counted on one core type only",
-             env->core_pmus);
+    for (unsigned i = 0; i < env->ncore_pmus; i++)
+        if (!env->core_pmu_type[i])
+            return false;
     return true;
 }
 
@@ -269,29 +277,39 @@ int corun__perf_group_of(enum corun_event ev)
     }
 }
 
+/*
+ * One thread's counters. On a hybrid CPU each hardware preset is opened once
+ * per core-type PMU (index p), each PMU with its own groups: events of
+ * different hardware PMUs cannot share a group.
+ */
 struct pthread_fds {
     pid_t tid;
-    int fd[CORUN_NEVENTS];
-    int leader[CORUN__PERF_NGROUPS];
-    uint8_t order[CORUN__PERF_NGROUPS][CORUN_NEVENTS]; /* members in creation order */
-    uint8_t norder[CORUN__PERF_NGROUPS];
+    int fd[CORUN_NEVENTS][CORUN__PERF_MAX_PMUS];
+    int leader[CORUN__PERF_MAX_PMUS][CORUN__PERF_NGROUPS];
+    uint8_t order[CORUN__PERF_MAX_PMUS][CORUN__PERF_NGROUPS][CORUN_NEVENTS]; /* creation order */
+    uint8_t norder[CORUN__PERF_MAX_PMUS][CORUN__PERF_NGROUPS];
 };
 
 struct corun__pset {
     const struct corun__pplan *plan;
+    unsigned npmus; /* hardware PMUs each hardware preset is opened on (1 unless hybrid) */
     uint64_t opened;
     int err[CORUN_NEVENTS];
     unsigned n, cap;
     struct pthread_fds *th;
 };
 
-static int open_one(struct corun__pset *ps, struct pthread_fds *t, enum corun_event ev, int group)
+static int open_one(struct corun__pset *ps, struct pthread_fds *t, enum corun_event ev, int group,
+                    unsigned p)
 {
     const struct corun__pplan *plan = ps->plan;
     struct perf_event_attr attr = plan->attr[ev];
-    int leader = group >= 0 ? t->leader[group] : -1;
+    int leader = group >= 0 ? t->leader[p][group] : -1;
     int fd;
 
+    /* Hybrid: the core-type PMU goes in the extended-type bits of config. */
+    if (plan->npmus > 1 && group >= 0)
+        attr.config |= (uint64_t)plan->pmu_type[p] << 32;
     attr.inherit = plan->inherit;
     if (group >= 0 && !plan->inherit)
         attr.read_format |= PERF_FORMAT_GROUP;
@@ -306,12 +324,12 @@ static int open_one(struct corun__pset *ps, struct pthread_fds *t, enum corun_ev
             ps->err[ev] = err;
         return err;
     }
-    t->fd[ev] = fd;
+    t->fd[ev][p] = fd;
     ps->opened |= CORUN_EV_BIT(ev);
     if (group >= 0) {
         if (leader < 0)
-            t->leader[group] = fd;
-        t->order[group][t->norder[group]++] = (uint8_t)ev;
+            t->leader[p][group] = fd;
+        t->order[p][group][t->norder[p][group]++] = (uint8_t)ev;
     }
     return 0;
 }
@@ -333,20 +351,24 @@ static int open_thread(struct corun__pset *ps, pid_t tid)
     memset(t, 0, sizeof(*t));
     t->tid = tid;
     for (int i = 0; i < CORUN_NEVENTS; i++)
-        t->fd[i] = -1;
-    for (int g = 0; g < CORUN__PERF_NGROUPS; g++)
-        t->leader[g] = -1;
-    for (int g = -1; g < CORUN__PERF_NGROUPS; g++) {
-        for (int ev = 0; ev < CORUN_NEVENTS; ev++) {
-            int err;
+        for (unsigned p = 0; p < CORUN__PERF_MAX_PMUS; p++)
+            t->fd[i][p] = -1;
+    for (unsigned p = 0; p < CORUN__PERF_MAX_PMUS; p++)
+        for (int g = 0; g < CORUN__PERF_NGROUPS; g++)
+            t->leader[p][g] = -1;
+    for (unsigned p = 0; p < ps->npmus; p++) {
+        for (int g = p ? 0 : -1; g < CORUN__PERF_NGROUPS; g++) {
+            for (int ev = 0; ev < CORUN_NEVENTS; ev++) {
+                int err;
 
-            if (!(ps->plan->events & CORUN_EV_BIT(ev)) || corun__perf_group_of(ev) != g)
-                continue;
-            err = open_one(ps, t, ev, g);
-            if (err == -ESRCH)
-                return err; /* the thread is gone: nothing else will open */
-            if (err == -ENOMEM || err == -EMFILE || err == -ENFILE)
-                return err;
+                if (!(ps->plan->events & CORUN_EV_BIT(ev)) || corun__perf_group_of(ev) != g)
+                    continue;
+                err = open_one(ps, t, ev, g, g < 0 ? 0 : p);
+                if (err == -ESRCH)
+                    return err; /* the thread is gone: nothing else will open */
+                if (err == -ENOMEM || err == -EMFILE || err == -ENFILE)
+                    return err;
+            }
         }
     }
     return 0;
@@ -355,8 +377,9 @@ static int open_thread(struct corun__pset *ps, pid_t tid)
 static void close_thread(struct pthread_fds *t)
 {
     for (int i = 0; i < CORUN_NEVENTS; i++)
-        if (t->fd[i] >= 0)
-            close(t->fd[i]);
+        for (unsigned p = 0; p < CORUN__PERF_MAX_PMUS; p++)
+            if (t->fd[i][p] >= 0)
+                close(t->fd[i][p]);
 }
 
 int corun__pset_open(const struct corun__pplan *plan, int rootfd, pid_t pid,
@@ -370,6 +393,9 @@ int corun__pset_open(const struct corun__pplan *plan, int rootfd, pid_t pid,
     if (!ps)
         return -ENOMEM;
     ps->plan = plan;
+    ps->npmus = plan->npmus > 1 ? plan->npmus : 1;
+    if (ps->npmus > CORUN__PERF_MAX_PMUS)
+        ps->npmus = CORUN__PERF_MAX_PMUS;
     if (plan->inherit) {
         err = open_thread(ps, pid);
     } else {
@@ -436,6 +462,27 @@ struct acc {
     bool unknown[CORUN_NEVENTS];
 };
 
+/* One thread's counts of an event, summed over core-type PMUs before scaling. */
+struct part {
+    uint64_t raw[CORUN_NEVENTS], enabled[CORUN_NEVENTS], running[CORUN_NEVENTS];
+};
+
+/*
+ * A thread's count of an event on several core-type PMUs: each PMU counts
+ * while the thread runs on its core type, and the kernel advances every
+ * PMU's time_enabled all along but its time_running only there. So the raw
+ * counts and the running times add up, enabled is the common one, and
+ * raw_sum * enabled / running_sum scales only for real multiplexing. With
+ * one PMU this is the usual raw * enabled / running.
+ */
+static void add_part(struct part *pt, int ev, uint64_t raw, uint64_t en, uint64_t run)
+{
+    pt->raw[ev] += raw;
+    pt->running[ev] += run;
+    if (en > pt->enabled[ev])
+        pt->enabled[ev] = en;
+}
+
 static void add_count(struct acc *a, int ev, uint64_t raw, uint64_t en, uint64_t run)
 {
     uint64_t v;
@@ -444,7 +491,7 @@ static void add_count(struct acc *a, int ev, uint64_t raw, uint64_t en, uint64_t
         a->unknown[ev] = true;
     a->value[ev] += v;
     a->enabled[ev] += en;
-    a->running[ev] += run;
+    a->running[ev] += run < en ? run : en;
 }
 
 static int read_fd(int fd, void *buf, size_t len)
@@ -462,29 +509,46 @@ static int read_fd(int fd, void *buf, size_t len)
 static int read_thread(const struct corun__pset *ps, const struct pthread_fds *t, struct acc *a)
 {
     uint64_t buf[3 + CORUN_NEVENTS];
+    struct part pt;
     int n;
 
-    for (int g = 0; g < CORUN__PERF_NGROUPS; g++) {
-        if (t->leader[g] < 0 || ps->plan->inherit)
-            continue;
-        /* One read for the group: nr, enabled, running, then each member. */
-        n = read_fd(t->leader[g], buf, sizeof(buf));
-        if (n < 0)
-            return n;
-        if (n < (int)(3 * sizeof(uint64_t)) || buf[0] != t->norder[g])
-            return -EIO;
-        for (unsigned i = 0; i < t->norder[g]; i++)
-            add_count(a, t->order[g][i], buf[3 + i], buf[1], buf[2]);
+    memset(&pt, 0, sizeof(pt));
+    for (unsigned p = 0; p < ps->npmus; p++) {
+        for (int g = 0; g < CORUN__PERF_NGROUPS; g++) {
+            if (t->leader[p][g] < 0 || ps->plan->inherit)
+                continue;
+            /* One read for the group: nr, enabled, running, then each member. */
+            n = read_fd(t->leader[p][g], buf, sizeof(buf));
+            if (n < 0)
+                return n;
+            if (n < (int)(3 * sizeof(uint64_t)) || buf[0] != t->norder[p][g] ||
+                n < (int)((3 + buf[0]) * sizeof(uint64_t)))
+                return -EIO;
+            for (unsigned i = 0; i < t->norder[p][g]; i++)
+                add_part(&pt, t->order[p][g][i], buf[3 + i], buf[1], buf[2]);
+        }
     }
     for (int ev = 0; ev < CORUN_NEVENTS; ev++) {
-        if (t->fd[ev] < 0 || (corun__perf_group_of(ev) >= 0 && !ps->plan->inherit))
-            continue;
-        n = read_fd(t->fd[ev], buf, 3 * sizeof(uint64_t));
-        if (n < 0)
-            return n;
-        if (n != (int)(3 * sizeof(uint64_t)))
-            return -EIO;
-        add_count(a, ev, buf[0], buf[1], buf[2]);
+        bool grouped = corun__perf_group_of(ev) >= 0;
+
+        for (unsigned p = 0; p < ps->npmus; p++) {
+            if (t->fd[ev][p] < 0 || (grouped && !ps->plan->inherit))
+                continue;
+            n = read_fd(t->fd[ev][p], buf, 3 * sizeof(uint64_t));
+            if (n < 0)
+                return n;
+            if (n != (int)(3 * sizeof(uint64_t)))
+                return -EIO;
+            add_part(&pt, ev, buf[0], buf[1], buf[2]);
+        }
+    }
+    for (int ev = 0; ev < CORUN_NEVENTS; ev++) {
+        bool any = false;
+
+        for (unsigned p = 0; p < ps->npmus; p++)
+            any |= t->fd[ev][p] >= 0;
+        if (any)
+            add_count(a, ev, pt.raw[ev], pt.enabled[ev], pt.running[ev]);
     }
     return 0;
 }

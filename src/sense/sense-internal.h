@@ -21,20 +21,18 @@ bool corun__generic_event(enum corun_event ev, uint32_t *type, uint64_t *config,
 
 /* What decides which perf events this process may open. */
 struct corun__perf_env {
-    int paranoid;          /* kernel.perf_event_paranoid; -100 when unreadable */
-    bool cap_perfmon;      /* CAP_PERFMON in the effective set */
-    bool cap_sys_admin;    /* CAP_SYS_ADMIN in the effective set */
-    bool exclude_kernel;   /* count user space only (paranoid >= 2 without privilege) */
-    bool cpu_pmu_in_sysfs; /* a core PMU under /sys/bus/event_source/devices */
-    unsigned ncore_pmus;   /* core PMUs there: 2 or more on hybrid CPUs (cpu_core, cpu_atom) */
-    char core_pmus[96];    /* their names, comma-separated */
+    int paranoid;              /* kernel.perf_event_paranoid; -100 when unreadable */
+    bool cap_perfmon;          /* CAP_PERFMON in the effective set */
+    bool cap_sys_admin;        /* CAP_SYS_ADMIN in the effective set */
+    bool exclude_kernel;       /* count user space only (paranoid >= 2 without privilege) */
+    bool cpu_pmu_in_sysfs;     /* a core PMU under /sys/bus/event_source/devices */
+    unsigned ncore_pmus;       /* core PMUs there: 2 or more on hybrid CPUs (cpu_core, cpu_atom) */
+    char core_pmus[96];        /* their names, comma-separated */
+    uint32_t core_pmu_type[4]; /* their perf types (sysfs "type"), the first four */
 };
 
-/*
- * On a hybrid CPU (one PMU per core type), why hardware presets are not
- * counted: true with the words in @buf; false on other CPUs.
- */
-bool corun__perf_hybrid_reason(const struct corun__perf_env *env, char *buf, size_t len);
+/* A hybrid CPU: one PMU per core type, with known perf types. */
+bool corun__perf_hybrid(const struct corun__perf_env *env);
 
 /* Reads paranoid level, capabilities and sysfs PMUs below @rootfd. */
 void corun__perf_env_read(int rootfd, struct corun__perf_env *env);
@@ -70,13 +68,22 @@ bool corun__perf_scale(uint64_t raw, uint64_t enabled, uint64_t running, uint64_
 
 /* Which hardware group each preset goes to (-1: alone). */
 int corun__perf_group_of(enum corun_event ev);
-#define CORUN__PERF_NGROUPS 2
+#define CORUN__PERF_NGROUPS  2
+#define CORUN__PERF_MAX_PMUS 4 /* core-type PMUs of a hybrid CPU we open on */
 
 struct corun__pplan {
     uint64_t events;                            /* presets to open */
     struct perf_event_attr attr[CORUN_NEVENTS]; /* their encodings */
     bool inherit;                               /* one set on the PID, inherited; else per thread */
     bool on_exec;                               /* disabled until the target's execve */
+    /*
+     * Hybrid CPUs: hardware presets are opened once per core-type PMU, with
+     * that PMU's perf type in config bits 32-63 (the extended type of
+     * PERF_TYPE_HARDWARE and PERF_TYPE_HW_CACHE), and the counts combined.
+     * 0 or 1: opened once as encoded.
+     */
+    unsigned npmus;
+    uint32_t pmu_type[CORUN__PERF_MAX_PMUS];
 };
 
 struct corun__pset;

@@ -58,6 +58,45 @@ static int perf_probe(const struct corun_sense_opts *opts, char *why, size_t len
 }
 
 /*
+ * A hybrid CPU (one PMU per core type): libpfm4 4.13 has no tables for the
+ * core types, and their raw encodings differ anyway, so hardware presets use
+ * perf's generic events, opened once per core-type PMU (the extended type in
+ * config bits 32-63) and combined (perf-common.c).
+ */
+static void use_hybrid(struct perf_state *st)
+{
+    for (int ev = 0; ev <= CORUN_EV_STALL_CYCLES_BACKEND; ev++) {
+        struct corun_event_encoding *e = &st->enc.ev[ev];
+        const char *name;
+
+        corun__generic_event(ev, &e->type, &e->config, &name);
+        e->source = CORUN_SRC_GENERIC;
+        e->config1 = e->config2 = 0;
+        e->reason[0] = '\0';
+        snprintf(e->native, sizeof(e->native), "%s on each of %s", name, st->env.core_pmus);
+    }
+    st->plan.npmus = st->env.ncore_pmus;
+    for (unsigned p = 0; p < st->plan.npmus; p++)
+        st->plan.pmu_type[p] = st->env.core_pmu_type[p];
+}
+
+/* Tries @attr on every core-type PMU of a hybrid CPU: 0 if one accepts it. */
+static int try_hybrid(const struct perf_state *st, struct perf_event_attr *attr)
+{
+    struct perf_event_attr a;
+    int err = -ENOENT;
+
+    for (unsigned p = 0; p < st->plan.npmus; p++) {
+        a = *attr;
+        a.config |= (uint64_t)st->plan.pmu_type[p] << 32;
+        err = corun__perf_try(&a);
+        if (!err)
+            return 0;
+    }
+    return err;
+}
+
+/*
  * Chooses the attr for @ev: the native encoding if the kernel accepts it,
  * else perf's generic event, else records why there is none.
  */
@@ -71,11 +110,11 @@ static void plan_event(struct perf_state *st, enum corun_event ev)
         snprintf(st->why[ev], sizeof(st->why[ev]), "%s", e->reason);
         return;
     }
-    if (corun_event_is_hardware(ev) &&
-        corun__perf_hybrid_reason(&st->env, st->why[ev], sizeof(st->why[ev])))
-        return;
     corun__perf_attr(e, &st->env, attr);
-    err = corun__perf_try(attr);
+    if (st->plan.npmus > 1 && corun_event_is_hardware(ev))
+        err = try_hybrid(st, attr);
+    else
+        err = corun__perf_try(attr);
     if (err && e->source == CORUN_SRC_NATIVE &&
         (err == -ENOENT || err == -EINVAL || err == -EOPNOTSUPP)) {
         struct corun_event_encoding g = *e;
@@ -118,6 +157,8 @@ static int perf_open(const struct corun_sense_opts *opts, void **state)
         goto out_close;
     corun__perf_env_read(st->rootfd, &st->env);
     st->wanted = opts->events ? opts->events & ALL_EVENTS : ALL_EVENTS;
+    if (corun__perf_hybrid(&st->env))
+        use_hybrid(st);
     st->plan.inherit = opts->inherit;
     st->plan.on_exec = opts->inherit && opts->on_exec;
     for (int ev = 0; ev < CORUN_NEVENTS; ev++) {

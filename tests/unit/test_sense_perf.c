@@ -317,26 +317,65 @@ static void test_model_lacks_event(void **state)
     corun_sense_perf.close(st);
 }
 
-/* A hybrid CPU (recorded sysfs): hardware presets missing with the reason, software counted. */
-static void test_hybrid_missing(void **state)
+/*
+ * A hybrid CPU (recorded sysfs: cpu_core type 4, cpu_atom type 10): each
+ * hardware preset is opened once per core type, generic, with the type in
+ * config bits 32-63, grouped per PMU; the counts add up and only real
+ * multiplexing is scaled (a thread 70% on P cores, 30% on E cores).
+ */
+static void check_hybrid(uint64_t run_core, uint64_t run_atom, uint64_t factor)
 {
-    struct corun_sense_opts o = {.root = fixture("sense/hybrid")};
-    const char *w;
+    /* inherit: the recorded root has no /proc/PID/task to list threads from. */
+    struct corun_sense_opts o = {.events = EVS, .root = fixture("sense/hybrid"), .inherit = true};
+    unsigned per_type[2] = {0, 0};
+    struct corun_sample s;
     void *st;
+    int h, from;
 
     mode = FAKE_PIPES;
     assert_int_equal(corun_sense_perf.open(&o, &st), 0);
-    for (int ev = 0; ev <= CORUN_EV_STALL_CYCLES_BACKEND; ev++) {
-        w = corun_sense_perf.why_missing(st, ev);
-        assert_non_null(w);
-        if (ev != CORUN_EV_REF_CYCLES || !strstr(w, "no reference-cycles")) {
-            assert_non_null(strstr(w, "hybrid"));
-            assert_non_null(strstr(w, "cpu_core"));
-            assert_non_null(strstr(w, "cpu_atom"));
+    from = nfakes;
+    assert_int_equal(corun_sense_perf.attach(st, getpid(), &h), 0);
+    for (int i = from; i < nfakes; i++) {
+        const struct fake *f = &fakes[i];
+        uint64_t type = f->attr.config >> 32;
+        uint64_t one[3] = {fake_value(&f->attr), 1000, type == 4 ? run_core : run_atom};
+
+        if (f->attr.type == PERF_TYPE_SOFTWARE) {
+            one[2] = 1000;
+            write_u64s(f->wfd, one, 3);
+            continue;
         }
+        assert_int_equal(f->attr.type, PERF_TYPE_HARDWARE);
+        assert_true(type == 4 || type == 10);
+        per_type[type == 10]++;
+        /* A group never mixes core types. */
+        for (int k = from; k < nfakes; k++)
+            if (fakes[k].rfd == f->group_fd)
+                assert_int_equal(fakes[k].attr.config >> 32, type);
+        write_u64s(f->wfd, one, 3);
     }
-    assert_null(corun_sense_perf.why_missing(st, CORUN_EV_TASK_CLOCK_NS));
+    assert_int_equal(per_type[0], 3); /* cycles, instructions, llc_misses */
+    assert_int_equal(per_type[1], 3);
+    assert_int_equal(corun_sense_perf.read(st, h, &s), 0);
+    /* fake_value() of generic cycles (config 0) is 100 per PMU, and so on. */
+    assert_int_equal(s.value[CORUN_EV_CYCLES], 2 * 100 * factor);
+    assert_int_equal(s.value[CORUN_EV_INSTRUCTIONS], 2 * 101 * factor);
+    assert_int_equal(s.value[CORUN_EV_LLC_MISSES], 2 * 103 * factor);
+    assert_true(s.mux_ratio > 1.0 / (double)factor - 0.01 &&
+                s.mux_ratio < 1.0 / (double)factor + 0.01);
+    assert_null(corun_sense_perf.why_missing(st, CORUN_EV_CYCLES));
     corun_sense_perf.close(st);
+}
+
+static void test_hybrid_counts(void **state)
+{
+    check_hybrid(700, 300, 1); /* 70% on P cores, 30% on E cores: no scaling */
+}
+
+static void test_hybrid_multiplexed(void **state)
+{
+    check_hybrid(350, 150, 2); /* and counted half the time on each: scaled by 2 */
 }
 
 /*
@@ -500,8 +539,9 @@ static void test_proc_parsing(void **state)
     snprintf(line, sizeof(line), stat_fmt, 4243, 10, 2, 100, 50);
     put(root, "proc/4243/stat", line);
     put(root, "proc/4243/task/4243/schedstat", "1000 500 3\n");
-    put(root, "proc/4243/task/4243/status", "voluntary_ctxt_switches:\t4\n"
-                                            "nonvoluntary_ctxt_switches:\t1\n");
+    put(root, "proc/4243/task/4243/status",
+        "voluntary_ctxt_switches:\t4\n"
+        "nonvoluntary_ctxt_switches:\t1\n");
     put(root, "proc/4244/stat", "4244 (broken) R 1 2\n");
     mode = FAKE_FAIL_ALL; /* no perf at all: every count from /proc */
     fake_errno = EACCES;
@@ -514,8 +554,9 @@ static void test_proc_parsing(void **state)
     put(root, "proc/4243/stat", line);
     put(root, "proc/4243/task/4243/schedstat", "2000 800 5\n");
     put(root, "proc/4243/task/4250/schedstat", "700 300 2\n");
-    put(root, "proc/4243/task/4243/status", "Name:\tweird\nvoluntary_ctxt_switches:\t9\n"
-                                            "nonvoluntary_ctxt_switches:\t2\n");
+    put(root, "proc/4243/task/4243/status",
+        "Name:\tweird\nvoluntary_ctxt_switches:\t9\n"
+        "nonvoluntary_ctxt_switches:\t2\n");
     put(root, "proc/4243/task/4250/status", "nonvoluntary_ctxt_switches:\t3\n");
     assert_int_equal(corun_sense_proc.read(st, h, &s), 0);
     /* utime+stime +50 ticks, cutime+cstime unchanged (3+4 both times). */
@@ -698,7 +739,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_inherit_reads_each, setup, teardown),
         cmocka_unit_test_setup_teardown(test_never_scheduled_is_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_model_lacks_event, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hybrid_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hybrid_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hybrid_multiplexed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_each_open_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_no_pmu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_eacces, setup, teardown),
