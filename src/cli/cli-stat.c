@@ -53,7 +53,7 @@ struct stat_run {
     bool gone[MAX_TARGETS];
     struct corun_sample last[MAX_TARGETS]; /* last good read of each */
     bool have_last[MAX_TARGETS];
-    char **argv; /* the command, or NULL with -p */
+    char **argv;        /* the command, or NULL with -p */
     sigset_t wait_mask; /* the signal mask while waiting (ppoll) */
     uint64_t t0;
     unsigned nintervals;
@@ -295,14 +295,18 @@ static void read_all(struct stat_run *r, struct corun_sample *sum)
  */
 static void wait_loop(struct stat_run *r)
 {
+    /* With -p, threads born after attach join the count at each read: read
+     * at least this often even without -I. */
+    const uint64_t refresh_ns = r->argv ? 0 : 100000000ull;
     struct corun_sample prev, cur, d;
     struct pollfd pfd[MAX_TARGETS];
-    uint64_t next = r->t0 + r->interval_ms * 1000000ull;
+    uint64_t next = r->t0 + r->interval_ms * 1000000ull, next_refresh = r->t0 + refresh_ns;
 
     corun_sample_init_sum(&prev);
     for (;;) {
         struct timespec ts, *tsp = NULL;
         unsigned n = 0, alive = 0;
+        uint64_t now, wake = UINT64_MAX;
         int rc;
 
         for (unsigned i = 0; i < r->ntargets; i++) {
@@ -317,9 +321,15 @@ static void wait_loop(struct stat_run *r)
         }
         if (!alive || stop_req)
             return;
-        if (r->interval_ms) {
-            uint64_t now = corun__now_ns(), left = now >= next ? 0 : next - now;
+        if (r->interval_ms)
+            wake = next;
+        if (refresh_ns && next_refresh < wake)
+            wake = next_refresh;
+        if (wake != UINT64_MAX) {
+            uint64_t left;
 
+            now = corun__now_ns();
+            left = now >= wake ? 0 : wake - now;
             ts.tv_sec = (time_t)(left / 1000000000ull);
             ts.tv_nsec = (long)(left % 1000000000ull);
             tsp = &ts;
@@ -335,12 +345,17 @@ static void wait_loop(struct stat_run *r)
                     r->gone[i] = true;
             }
         }
-        if (r->interval_ms && corun__now_ns() >= next) {
+        now = corun__now_ns();
+        if (r->interval_ms && now >= next) {
             read_all(r, &cur);
             corun_sample_delta(&prev, &cur, &d);
             print_interval(r, &d, next - r->t0);
             prev = cur;
             next += r->interval_ms * 1000000ull;
+            next_refresh = now + refresh_ns;
+        } else if (refresh_ns && now >= next_refresh) {
+            read_all(r, &cur);
+            next_refresh = now + refresh_ns;
         }
     }
 }

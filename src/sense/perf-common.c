@@ -17,7 +17,7 @@
  * its own read(). An existing process is counted per thread from
  * /proc/PID/task without inherit, and each group is read in one read(), so a
  * group's counts are one consistent snapshot; threads it creates after
- * attach are not counted.
+ * attach are added at each read, from then on.
  *
  * On a hybrid CPU every hardware preset is opened once per core-type PMU
  * (groups per PMU) and a thread's counts are added up before scaling: see
@@ -292,6 +292,8 @@ struct pthread_fds {
 
 struct corun__pset {
     const struct corun__pplan *plan;
+    int rootfd; /* the caller's, for /proc/PID/task */
+    pid_t pid;
     unsigned npmus; /* hardware PMUs each hardware preset is opened on (1 unless hybrid) */
     uint64_t opened;
     int err[CORUN_NEVENTS];
@@ -382,57 +384,71 @@ static void close_thread(struct pthread_fds *t)
                 close(t->fd[i][p]);
 }
 
+/*
+ * Opens the threads listed in /proc/PID/task that the set does not have yet.
+ * 0, -ESRCH when the process is gone, -ENOMEM, -EMFILE.
+ */
+static int add_threads(struct corun__pset *ps, int rootfd, pid_t pid)
+{
+    struct dirent *d;
+    char path[64];
+    int fd, err = 0;
+    DIR *dir;
+
+    snprintf(path, sizeof(path), "proc/%d/task", (int)pid);
+    fd = corun__root_openat(rootfd, path, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return fd == -ENOENT ? -ESRCH : fd;
+    dir = fdopendir(fd);
+    if (!dir) {
+        close(fd);
+        return -ENOMEM;
+    }
+    while ((d = readdir(dir))) {
+        pid_t tid = (pid_t)atoi(d->d_name);
+        bool known = false;
+        int terr;
+
+        if (tid <= 0)
+            continue;
+        for (unsigned i = 0; i < ps->n && !known; i++)
+            known = ps->th[i].tid == tid;
+        if (known)
+            continue;
+        terr = open_thread(ps, tid);
+        if (terr == -ESRCH) {
+            /* Exited since the listing: forget it. */
+            close_thread(&ps->th[--ps->n]);
+            continue;
+        }
+        if (terr) {
+            err = terr;
+            break;
+        }
+    }
+    closedir(dir);
+    return err;
+}
+
 int corun__pset_open(const struct corun__pplan *plan, int rootfd, pid_t pid,
                      struct corun__pset **out)
 {
     struct corun__pset *ps = calloc(1, sizeof(*ps));
-    char path[64];
-    int err = 0;
+    int err;
 
     *out = NULL;
     if (!ps)
         return -ENOMEM;
     ps->plan = plan;
+    ps->rootfd = rootfd;
+    ps->pid = pid;
     ps->npmus = plan->npmus > 1 ? plan->npmus : 1;
     if (ps->npmus > CORUN__PERF_MAX_PMUS)
         ps->npmus = CORUN__PERF_MAX_PMUS;
     if (plan->inherit) {
         err = open_thread(ps, pid);
     } else {
-        struct dirent *d;
-        DIR *dir;
-        int fd;
-
-        snprintf(path, sizeof(path), "proc/%d/task", (int)pid);
-        fd = corun__root_openat(rootfd, path, O_RDONLY | O_DIRECTORY);
-        if (fd < 0) {
-            err = fd == -ENOENT ? -ESRCH : fd;
-            goto out_free;
-        }
-        dir = fdopendir(fd);
-        if (!dir) {
-            close(fd);
-            err = -ENOMEM;
-            goto out_free;
-        }
-        while ((d = readdir(dir))) {
-            pid_t tid = (pid_t)atoi(d->d_name);
-            int terr;
-
-            if (tid <= 0)
-                continue;
-            terr = open_thread(ps, tid);
-            if (terr == -ESRCH) {
-                /* Exited since the listing: forget it. */
-                close_thread(&ps->th[--ps->n]);
-                continue;
-            }
-            if (terr) {
-                err = terr;
-                break;
-            }
-        }
-        closedir(dir);
+        err = add_threads(ps, rootfd, pid);
         if (!err && ps->n == 0)
             err = -ESRCH;
     }
@@ -558,6 +574,16 @@ int corun__pset_read(struct corun__pset *ps, struct corun_sample *s)
     struct acc a;
     double mux = 1.0;
 
+    /* Per-thread counting: threads born since the last read join now; what
+     * they did before is not counted (inherit would, at the price of
+     * grouped reads). Growth failures leave the known threads counting. */
+    if (!ps->plan->inherit) {
+        int err = add_threads(ps, ps->rootfd, ps->pid);
+
+        if (err && err != -ESRCH)
+            corun__debug("sense: new threads of %d not counted: %s", (int)ps->pid,
+                         corun_strerror(err));
+    }
     memset(&a, 0, sizeof(a));
     for (unsigned i = 0; i < ps->n; i++) {
         int err = read_thread(ps, &ps->th[i], &a);

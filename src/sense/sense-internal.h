@@ -104,7 +104,10 @@ int corun__pset_err(const struct corun__pset *ps, enum corun_event ev);
 /*
  * Reads every counter, scales it and sums over threads into @s (valid bits
  * and values of the set's events only; mux_ratio the least over hardware
- * events). Returns 0 or -errno of a failed read.
+ * events). Without inherit, first opens the threads born since the last
+ * read (listed in /proc/PID/task below the @rootfd given to
+ * corun__pset_open(), which must stay open). Returns 0 or -errno of a
+ * failed read.
  */
 int corun__pset_read(struct corun__pset *ps, struct corun_sample *s);
 void corun__pset_close(struct corun__pset *ps);

@@ -714,6 +714,61 @@ static void test_live_threads(void **state)
     c.ops->close(c.state);
 }
 
+/*
+ * A thread born after attach (per-thread counting): it joins at the next
+ * read, and its CPU time is counted from then on.
+ */
+static void test_live_late_thread(void **state)
+{
+    struct corun_sense_opts o = {0};
+    struct corun_sense_choice c;
+    struct corun_sample s;
+    struct rusage ru;
+    int go[2], born[2], h, st;
+    double cpu_ns, tc;
+    siginfo_t si;
+    pid_t pid;
+    char b;
+
+    corun__sys_reset();
+    assert_int_equal(corun_sense_select(&o, NULL, 0, &c), 0);
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(born), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pthread_t t;
+
+        close(go[1]);
+        thread_go = go[0];
+        if (read(go[0], &b, 1) != 1 || pthread_create(&t, NULL, spin_thread, NULL) ||
+            write(born[1], "b", 1) != 1)
+            _exit(1);
+        pthread_join(t, NULL);
+        _exit(0);
+    }
+    close(go[0]);
+    close(born[1]);
+    assert_int_equal(c.ops->attach(c.state, pid, &h), 0);
+    assert_int_equal(write(go[1], "s", 1), 1);        /* make the thread */
+    assert_int_equal(read(born[0], &b, 1), 1);        /* it exists */
+    assert_int_equal(c.ops->read(c.state, h, &s), 0); /* and is picked up */
+    assert_int_equal(write(go[1], "g", 1), 1);        /* let it spin */
+    close(go[1]);
+    close(born[0]);
+    assert_int_equal(waitid(P_PID, pid, &si, WEXITED | WNOWAIT), 0);
+    assert_int_equal(c.ops->read(c.state, h, &s), 0);
+    assert_int_equal(wait4(pid, &st, 0, &ru), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    cpu_ns = (double)ru.ru_utime.tv_sec * 1e9 + (double)ru.ru_utime.tv_usec * 1e3 +
+             (double)ru.ru_stime.tv_sec * 1e9 + (double)ru.ru_stime.tv_usec * 1e3;
+    tc = (double)s.value[CORUN_EV_TASK_CLOCK_NS];
+    if (tc < 0.9 * cpu_ns || tc > 1.1 * cpu_ns)
+        fail_msg("%s: task clock %.0f ns with a late thread, getrusage %.0f ns", c.ops->name, tc,
+                 cpu_ns);
+    c.ops->close(c.state);
+}
+
 static void test_live_task_clock(void **state)
 {
     corun__sys_reset(); /* the real perf_event_open */
@@ -749,6 +804,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_live_task_clock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_task_clock_without_perf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_live_late_thread, setup, teardown),
     };
 
     /* Encode the Zen 3 tables without a Zen 3 (see test_sense_encode.c). */
