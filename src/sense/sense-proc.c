@@ -419,9 +419,26 @@ static const char *proc_why_missing(void *state, enum corun_event ev)
         return "no such event";
     if (!(st->wanted & CORUN_EV_BIT(ev)))
         return "not requested";
-    if ((st->plan.events | st->from_proc) & CORUN_EV_BIT(ev))
+    if (st->from_proc & CORUN_EV_BIT(ev))
         return NULL;
-    return st->why[ev][0] ? st->why[ev] : "not counted by the proc backend";
+    if (!(st->plan.events & CORUN_EV_BIT(ev)))
+        return st->why[ev][0] ? st->why[ev] : "not counted by the proc backend";
+    /* A software event that opened on corun but was refused on a target. */
+    for (unsigned i = 0; i < st->nt; i++) {
+        const struct proc_target *t = &st->t[i];
+        struct corun_event_encoding e = {.source = CORUN_SRC_SOFTWARE};
+        int err;
+
+        if (!t->used || !t->ps || (corun__pset_opened(t->ps) & CORUN_EV_BIT(ev)))
+            continue;
+        err = corun__pset_err(t->ps, ev);
+        if (err) {
+            snprintf(e.native, sizeof(e.native), "%s", corun_event_name(ev));
+            corun__perf_event_reason(err, ev, &e, &st->env, st->why[ev], sizeof(st->why[ev]));
+            return st->why[ev];
+        }
+    }
+    return NULL;
 }
 
 static void proc_close(void *state)
