@@ -485,8 +485,11 @@ static int run_pids(struct stat_run *r)
         if (err) {
             cli_error("stat", "cannot count process %d: %s", (int)r->pids[i],
                       err == -ESRCH ? "no such process" : corun_strerror(err));
-            for (unsigned k = 0; k < i; k++)
+            for (unsigned k = 0; k < i; k++) {
                 r->ops->detach(r->state, r->handles[k]);
+                if (r->pidfds[k] >= 0)
+                    close(r->pidfds[k]);
+            }
             return err == -ESRCH ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
         }
         r->pidfds[i] = corun__sys.pidfd_open(r->pids[i], 0);
