@@ -347,7 +347,7 @@ CORUN_API void corun_sim_baseline_place(const struct corun_topo *topo, unsigned 
 CORUN_API int corun_sim_ref_place(struct corun_sim *sim, enum corun_sim_ref ref, uint64_t seed,
                                   int *cpu, struct corun_sim_search *info);
 
-#define CORUN_SIM_EXHAUSTIVE_BUDGET 200000u
+#define CORUN_SIM_EXHAUSTIVE_BUDGET 100000u
 #define CORUN_SIM_ANNEAL_RESTARTS 4u
 #define CORUN_SIM_ANNEAL_STEPS 3000u
 

@@ -84,7 +84,8 @@ struct corun_sim {
     double now_s;
     bool dirty; /* the solved state no longer matches the placement or phases */
     struct corun__solve cur;  /* the state now */
-    struct corun__solve eval; /* scratch for static evaluations and alone runs */
+    struct corun__solve eval; /* scratch for static evaluations */
+    struct corun__solve alone; /* one task on an idle machine */
     const struct corun_sim_phase **ph;
     int *cpu_tmp, *home_tmp;
     unsigned *cur_phase; /* the phase of each task in cur */

@@ -437,7 +437,7 @@ out_free:
 static int anneal(struct corun_sim *sim, bool maximise, uint64_t seed, int *cpu, unsigned *evals)
 {
     const struct corun__sim_hw *hw = &sim->hw;
-    unsigned n = sim->ntasks, steps = 400000u / (n ? n : 1), nfree;
+    unsigned n = sim->ntasks, steps = 150000u / (n ? n : 1), nfree;
     int *cur = malloc(n * sizeof(int)), *owner = malloc(hw->ncpus * sizeof(int));
     unsigned *freec = malloc(hw->ncpus * sizeof(unsigned));
     double best = NAN, sign = maximise ? 1 : -1;
@@ -449,8 +449,8 @@ static int anneal(struct corun_sim *sim, bool maximise, uint64_t seed, int *cpu,
         goto out_free;
     if (steps > CORUN_SIM_ANNEAL_STEPS)
         steps = CORUN_SIM_ANNEAL_STEPS;
-    if (steps < 200)
-        steps = 200;
+    if (steps < 20)
+        steps = 20;
     corun__rng_seed(&r, corun__seed_mix(seed, maximise ? 0x0a11u : 0x0bad));
     for (unsigned rs = 0; rs < CORUN_SIM_ANNEAL_RESTARTS; rs++) {
         double f, t0, t;

@@ -81,7 +81,8 @@ int corun_sim_create(const struct corun_topo *topo, const struct corun_sim_machi
     if (!sim->t || !sim->ph || !sim->cpu_tmp || !sim->home_tmp || !sim->cur_phase)
         goto out_free;
     if (corun__solve_init(&sim->cur, &sim->hw, ntasks) ||
-        corun__solve_init(&sim->eval, &sim->hw, ntasks))
+        corun__solve_init(&sim->eval, &sim->hw, ntasks) ||
+        corun__solve_init(&sim->alone, &sim->hw, 1))
         goto out_free;
     for (unsigned i = 0; i < ntasks; i++) {
         struct corun__sim_task *t = &sim->t[i];
@@ -104,6 +105,7 @@ void corun_sim_free(struct corun_sim *sim)
         return;
     corun__solve_release(&sim->cur);
     corun__solve_release(&sim->eval);
+    corun__solve_release(&sim->alone);
     corun__hw_release(&sim->hw);
     free(sim->t);
     free(sim->ph);
@@ -207,15 +209,14 @@ static double alone_ips(struct corun_sim *sim, unsigned i, unsigned p)
 
     if (t->alone_ips[p] > 0)
         return t->alone_ips[p];
-    for (unsigned j = 0; j < sim->ntasks; j++) {
-        sim->cpu_tmp[j] = j == i ? sim->hw.best_cpu : -1;
-        sim->ph[j] = &sim->t[j].def.phase[j == i ? p : 0];
+    {
+        const struct corun_sim_phase *ph = &t->def.phase[p];
+        int cpu = sim->hw.best_cpu;
+
+        /* A one-task solve: an idle machine, no throttle, memory local. */
+        corun__solve_run(&sim->alone, &sim->hw, &sim->m, &ph, &cpu, NULL, -1.0);
     }
-    /* An idle machine: no throttle (time far before any trace step is not
-     * meaningful), the task's memory local. */
-    corun__solve_run(&sim->eval, &sim->hw, &sim->m, sim->ph, sim->cpu_tmp, NULL, -1.0);
-    /* ph and cpu_tmp are only inputs of a solve: sim->cur stays valid. */
-    t->alone_ips[p] = sim->eval.ips[i];
+    t->alone_ips[p] = sim->alone.ips[0];
     return t->alone_ips[p];
 }
 
