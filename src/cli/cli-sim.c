@@ -194,8 +194,9 @@ static double capture(struct sim_cli *c, const struct run *r)
     if (!b || !o || !b->done || !o->done)
         return NAN;
     span = o->res.stp - b->res.stp;
-    if (fabs(span) < 1e-9)
-        return NAN; /* the oracle cannot beat the baseline: capture means nothing */
+    /* Below a 1% gap, capture is a ratio of noise: report it missing. */
+    if (!(span > 0.01 * fabs(b->res.stp)))
+        return NAN;
     return (r->res.stp - b->res.stp) / span;
 }
 

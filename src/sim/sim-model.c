@@ -30,7 +30,7 @@
 #define SOLVE_MAX_ITER 30
 #define SOLVE_MIN_ITER 10
 #define SOLVE_TOL 1e-7
-#define SOLVE_DAMP 0.5
+#define SOLVE_DAMP 0.8
 #define LINE_BYTES 64.0
 #define SMT_REF_WIDTH 2.7
 
