@@ -357,7 +357,15 @@ struct corun_sim_run_opts {
     double duration_s;   /* simulated time; with work amounts, the cap */
     unsigned seeds;      /* baseline and random: placements averaged (default 5) */
     uint64_t seed;
+    double effort;       /* scales the oracle's search budgets; 0 means 1 */
 };
+
+/*
+ * corun_sim_set_effort() - scale the search budgets of corun_sim_ref_place()
+ * (exhaustive leaves, annealing moves) by @effort in (0, 1] (tests use less;
+ * 1 is the documented default). Other values are taken as 1.
+ */
+CORUN_API void corun_sim_set_effort(struct corun_sim *sim, double effort);
 
 /*
  * corun_sim_run_ref() - run reference @ref on a fresh simulation of @tasks and

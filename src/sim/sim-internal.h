@@ -89,6 +89,7 @@ struct corun_sim {
     const struct corun_sim_phase **ph;
     int *cpu_tmp, *home_tmp;
     unsigned *cur_phase; /* the phase of each task in cur */
+    double effort;       /* search budget factor, (0, 1] */
 };
 
 int corun__hw_build(struct corun__sim_hw *hw, const struct corun_topo *topo,

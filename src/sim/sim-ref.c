@@ -288,10 +288,11 @@ static int exhaustive(struct corun_sim *sim, bool maximise, int *cpu, unsigned *
 {
     const struct corun__sim_hw *hw = &sim->hw;
     struct exhaustive ex = {.sim = sim, .hw = hw, .n = sim->ntasks, .maximise = maximise,
-                            .budget = CORUN_SIM_EXHAUSTIVE_BUDGET, .best_stp = NAN};
+                            .best_stp = NAN};
     unsigned nd[EX_LEVELS] = {hw->ncores, hw->nl2, hw->nl3, hw->nnuma, hw->npkgs};
     int rc = -ENOMEM;
 
+    ex.budget = (unsigned long)(CORUN_SIM_EXHAUSTIVE_BUDGET * sim->effort);
     ex.used = calloc(hw->ncpus, sizeof(bool));
     for (int l = 0; l < EX_LEVELS; l++)
         ex.mask[l] = calloc(nd[l] + 1, sizeof(uint16_t));
@@ -449,6 +450,7 @@ static int anneal(struct corun_sim *sim, bool maximise, uint64_t seed, int *cpu,
         goto out_free;
     if (steps > CORUN_SIM_ANNEAL_STEPS)
         steps = CORUN_SIM_ANNEAL_STEPS;
+    steps = (unsigned)(steps * sim->effort);
     if (steps < 20)
         steps = 20;
     corun__rng_seed(&r, corun__seed_mix(seed, maximise ? 0x0a11u : 0x0bad));
@@ -629,6 +631,7 @@ int corun_sim_run_ref(const struct corun_topo *topo, const struct corun_sim_mach
     err = corun_sim_create(topo, m, tasks, ntasks, opts->seed, &sim);
     if (err)
         goto out_free;
+    corun_sim_set_effort(sim, opts->effort);
     if (ref != CORUN_SIM_REF_BASELINE && ref != CORUN_SIM_REF_RANDOM)
         seeds = 1;
     for (unsigned k = 0; k < seeds; k++) {

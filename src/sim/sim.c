@@ -69,6 +69,7 @@ int corun_sim_create(const struct corun_topo *topo, const struct corun_sim_machi
     sim->seed = seed;
     sim->ntasks = ntasks;
     sim->dirty = true;
+    sim->effort = 1.0;
     err = corun__hw_build(&sim->hw, topo, m);
     if (err)
         goto out_free;
@@ -113,6 +114,11 @@ void corun_sim_free(struct corun_sim *sim)
     free(sim->home_tmp);
     free(sim->cur_phase);
     free(sim);
+}
+
+void corun_sim_set_effort(struct corun_sim *sim, double effort)
+{
+    sim->effort = effort > 0 && effort <= 1 ? effort : 1.0;
 }
 
 unsigned corun_sim_ntasks(const struct corun_sim *sim)

@@ -397,11 +397,11 @@ static void test_determinism(void **state)
     struct corun_topo *t = xml("Intel-Skylake-2xXeon6140.xml");
     struct corun_sim_workload *w;
     struct corun_sim_machine m;
-    struct corun_sim_run_opts o = {.duration_s = 2, .seeds = 3, .seed = 42};
+    struct corun_sim_run_opts o = {.duration_s = 2, .seeds = 3, .seed = 42, .effort = 0.05};
     struct corun_sim_result a, b;
 
     corun_sim_machine_defaults(t, &m);
-    assert_int_equal(corun_sim_workload_random(14, 5, &w), 0);
+    assert_int_equal(corun_sim_workload_random(10, 5, &w), 0);
     for (int r = 0; r < CORUN_SIM_NREFS; r++) {
         assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, w->ntasks, r, &o, &a, NULL), 0);
         assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, w->ntasks, r, &o, &b, NULL), 0);
@@ -419,9 +419,9 @@ static void test_determinism(void **state)
         struct corun_sim_result base, orc, worst;
 
         o.seeds = 1;
-        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 14, CORUN_SIM_REF_BASELINE, &o, &base, NULL), 0);
-        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 14, CORUN_SIM_REF_ORACLE, &o, &orc, NULL), 0);
-        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 14, CORUN_SIM_REF_WORST, &o, &worst, NULL), 0);
+        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 10, CORUN_SIM_REF_BASELINE, &o, &base, NULL), 0);
+        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 10, CORUN_SIM_REF_ORACLE, &o, &orc, NULL), 0);
+        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 10, CORUN_SIM_REF_WORST, &o, &worst, NULL), 0);
         assert_true(orc.stp >= base.stp - 1e-9);
         assert_true(worst.stp <= base.stp + 1e-9);
         corun_sim_result_release(&base);
@@ -510,10 +510,11 @@ static void test_workload_random(void **state)
     assert_true(memcmp(a->tasks, c->tasks, 50 * sizeof(*a->tasks)) != 0);
     for (unsigned i = 0; i < 50; i++)
         assert_true(corun_sim_phase_check(&a->tasks[i].phase[0], NULL));
+    corun_sim_workload_free(c);
     assert_int_equal(corun_sim_workload_random(0, 9, &c), -EINVAL);
+    assert_null(c);
     corun_sim_workload_free(a);
     corun_sim_workload_free(b);
-    corun_sim_workload_free(c);
 }
 
 /* ---- time: phases, throttling, makespan ------------------------------------ */
@@ -658,20 +659,20 @@ static void test_fixture_machines(void **state)
         "linux-64amd64-4s2n4ca2co.xml", "this-vm-AMD-EPYC-2c.xml"};
     struct corun_sim_workload *w;
 
-    assert_int_equal(corun_sim_workload_random(6, 2, &w), 0);
+    assert_int_equal(corun_sim_workload_random(4, 2, &w), 0);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         struct corun_topo *t = xml(names[i]);
         struct corun_sim_machine m;
-        struct corun_sim_run_opts o = {.duration_s = 1, .seeds = 2, .seed = 1};
+        struct corun_sim_run_opts o = {.duration_s = 1, .seeds = 2, .seed = 1, .effort = 0.1};
         struct corun_sim_result base, orc;
 
         corun_sim_machine_defaults(t, &m);
         assert_true(m.origin[0] != '\0');
         assert_true(m.base_ghz > 0 && m.turbo1_ghz >= m.turbo_all_ghz &&
                     m.turbo_all_ghz >= m.base_ghz);
-        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 6, CORUN_SIM_REF_BASELINE, &o, &base, NULL), 0);
-        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 6, CORUN_SIM_REF_ORACLE, &o, &orc, NULL), 0);
-        if (!(base.stp > 0 && base.stp <= 6 * 1.6 && orc.stp >= base.stp - 1e-6))
+        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 4, CORUN_SIM_REF_BASELINE, &o, &base, NULL), 0);
+        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 4, CORUN_SIM_REF_ORACLE, &o, &orc, NULL), 0);
+        if (!(base.stp > 0 && base.stp <= 4 * 1.6 && orc.stp >= base.stp - 1e-6))
             fail_msg("%s: baseline %.3f oracle %.3f", names[i], base.stp, orc.stp);
         corun_sim_result_release(&base);
         corun_sim_result_release(&orc);
