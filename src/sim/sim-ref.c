@@ -460,7 +460,9 @@ static int anneal(struct corun_sim *sim, bool maximise, uint64_t seed, int *cpu,
         for (unsigned i = 0; i < n; i++)
             cur[i] = -1;
         if (rs == 0)
-            corun_sim_baseline_place(sim->topo, n, corun__seed_mix(seed, rs), cur);
+            /* The baseline reference's own placement for this seed: the
+             * search can only improve on it. */
+            corun_sim_baseline_place(sim->topo, n, seed, cur);
         else
             random_place(hw, n, corun__seed_mix(seed, rs), cur);
         for (unsigned c = 0; c < hw->ncpus; c++)

@@ -291,6 +291,7 @@ static int parse_line(struct parse *p, char *line)
     unsigned long count = 1;
     char *seg, *name, *rest, *bar;
     const char *why;
+    bool lead_bar;
     int err;
 
     memset(&t, 0, sizeof(t));
@@ -299,12 +300,11 @@ static int parse_line(struct parse *p, char *line)
     t.phase[0] = preset[CORUN_SIM_SHEEP];
     name = line + strspn(line, " \t\r");
     rest = name + strcspn(name, " \t\r|");
-    if (*rest && *rest != '|')
+    /* "NAME|..." reads as "NAME |...": an empty first segment. The bar is
+     * overwritten by the name's end, so remember it was there. */
+    lead_bar = *rest == '|';
+    if (*rest)
         *rest++ = '\0';
-    else if (*rest == '|') {
-        memmove(rest + 1, rest, strlen(rest) + 1);
-        *rest++ = '\0';
-    }
     if (strchr(name, '='))
         return perr(p, "task name missing before '%s'", name);
     if (!valid_name(name))
@@ -313,9 +313,16 @@ static int parse_line(struct parse *p, char *line)
     snprintf(t.name, sizeof(t.name), "%s", name);
     seg = rest;
     for (unsigned ph = 0;; ph++) {
-        bar = strchr(seg, '|');
-        if (bar)
-            *bar = '\0';
+        char none[1] = "";
+
+        if (ph == 0 && lead_bar) {
+            bar = rest - 1;
+            seg = none;
+        } else {
+            bar = strchr(seg, '|');
+            if (bar)
+                *bar = '\0';
+        }
         if (ph >= CORUN_SIM_MAX_PHASES)
             return perr(p, "more than %d phases", CORUN_SIM_MAX_PHASES);
         if (ph > 0)
@@ -371,10 +378,6 @@ int corun_sim_workload_parse(const char *text, const char *file, struct corun_si
             ;
         if (!*q)
             continue;
-        if (strlen(line) != strnlen(line, len)) {
-            rc = perr(&p, "NUL byte in line");
-            goto out_free;
-        }
         rc = parse_line(&p, line);
         if (rc)
             goto out_free;

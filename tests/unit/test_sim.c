@@ -485,6 +485,7 @@ static void test_workload_bad_lines(void **state)
         {"a class=sheep duration=1 | instructions=5 duration=1\n",
          "w.txt:1: instructions belongs before the first '|'"},
         {"bad/name\n", "w.txt:1: bad task name 'bad/name'"},
+        {"a|class=rabbit duration=1\n", "w.txt:1: phase 1 needs duration=SECONDS > 0"},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -496,6 +497,37 @@ static void test_workload_bad_lines(void **state)
         assert_null(w);
         if (strncmp(err, cases[i].want, strlen(cases[i].want)))
             fail_msg("case %zu: got '%s', want '%s...'", i, err, cases[i].want);
+    }
+}
+
+/* Garbage never crashes the parser: it is accepted or named "w.txt:LINE:". */
+static void test_workload_garbage(void **state)
+{
+    static const char alphabet[] = "ab=|#. \t\r\n0123456789eE-+class=rabbitcount=mlp=ws_mb";
+    uint64_t x = 12345;
+    char text[256], err[256];
+
+    for (int round = 0; round < 3000; round++) {
+        struct corun_sim_workload *w = NULL;
+        size_t len = (size_t)(round % 200) + 1;
+        int rc;
+
+        for (size_t i = 0; i < len; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            text[i] = alphabet[(x >> 33) % (sizeof(alphabet) - 1)];
+        }
+        text[len] = '\0';
+        rc = corun_sim_workload_parse(text, "w.txt", &w, err, sizeof(err));
+        if (rc == 0) {
+            assert_non_null(w);
+            for (unsigned i = 0; i < w->ntasks; i++)
+                for (unsigned p = 0; p < w->tasks[i].nphases; p++)
+                    assert_true(corun_sim_phase_check(&w->tasks[i].phase[p], NULL));
+            corun_sim_workload_free(w);
+        } else {
+            assert_null(w);
+            assert_true(!strncmp(err, "w.txt:", 6));
+        }
     }
 }
 
@@ -645,6 +677,59 @@ static void test_sense_act(void **state)
     corun_topo_free(t);
 }
 
+/* ---- a registered policy through sense-sim and act-sim --------------------- */
+
+static struct corun_task_profile seen[4];
+static unsigned seen_n;
+
+/* Places task i on CPU 2i (its own core) and remembers what it was shown. */
+static int spy_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    seen_n = snap->ntasks;
+    memcpy(seen, snap->tasks, snap->ntasks * sizeof(seen[0]));
+    for (unsigned i = 0; i < plan->ntasks; i++)
+        plan->cpu[i] = (int)(2 * i);
+    return 0;
+}
+
+static int full_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    return -ENOSPC;
+}
+
+static void test_run_policy(void **state)
+{
+    const char *d;
+    struct corun_sim_machine m = preset("skx28", &d);
+    struct corun_topo *t = syn(d);
+    struct corun_sim_task ts[4] = {task(CORUN_SIM_STREAMING), task(CORUN_SIM_COMPUTE_INT),
+                                   task(CORUN_SIM_RABBIT), task(CORUN_SIM_SHEEP)};
+    struct corun_policy spy = {.name = "spy", .summary = "test", .place = spy_place};
+    struct corun_policy full = {.name = "full", .summary = "test", .place = full_place};
+    struct corun_sim_run_opts o = {.duration_s = 5, .seed = 3};
+    struct corun_sim_result r;
+
+    assert_int_equal(corun_sim_run_policy(t, &m, ts, 4, &spy, &o, &r), 0);
+    assert_int_equal(seen_n, 4);
+    for (unsigned i = 0; i < 4; i++) {
+        /* Counters only: no class hint, nothing learned, figures finite. */
+        assert_int_equal(seen[i].cls, CORUN_CLASS_UNKNOWN);
+        assert_true(seen[i].pressure[CORUN_LEVEL_CORE] == 0);
+        assert_true(seen[i].ipc > 0 && isfinite(seen[i].ipc));
+        in_band("freq ratio", seen[i].freq_ratio, 1.0, 3.8 / 2.5 * 1.05);
+        in_band("cpu util", seen[i].cpu_util, 0.95, 1.05);
+        assert_true(seen[i].mem_bw_bps > 0);
+        assert_true(seen[i].cpu >= 0);
+        assert_int_equal(r.tasks[i].cpu, (int)(2 * i));
+    }
+    assert_true(seen[0].llc_mpki > 10 * seen[1].llc_mpki); /* streamer vs compute */
+    assert_true(seen[0].mem_bw_bps > seen[3].mem_bw_bps);
+    assert_true(r.sim_s == 5.0 && r.stp > 3.0 && r.stp <= 4.0);
+    corun_sim_result_release(&r);
+    assert_int_equal(corun_sim_run_policy(t, &m, ts, 4, &full, &o, &r), -ENOSPC);
+    corun_topo_free(t);
+}
+
 /* ---- every fixture machine ------------------------------------------------- */
 
 static void test_fixture_machines(void **state)
@@ -715,8 +800,10 @@ int main(void)
         cmocka_unit_test(test_orderings),         cmocka_unit_test(test_conservation),
         cmocka_unit_test(test_determinism),       cmocka_unit_test(test_workload_parse),
         cmocka_unit_test(test_workload_bad_lines), cmocka_unit_test(test_workload_random),
+        cmocka_unit_test(test_workload_garbage),
         cmocka_unit_test(test_time),              cmocka_unit_test(test_sense_act),
         cmocka_unit_test(test_fixture_machines),  cmocka_unit_test(test_api_errors),
+        cmocka_unit_test(test_run_policy),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
