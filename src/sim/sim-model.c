@@ -252,9 +252,9 @@ static double issue_excess(const struct corun__solve *s, const struct corun_sim_
 
 /*
  * Step 5: per SMT core, the stretch σ ≥ 1 that makes Σ D_j(σ) fit the
- * capacity. Σ D is convex and decreasing in σ, so Newton's method started
- * at σ = 1 (where the excess is positive) climbs monotonically to the root
- * without overshooting: a few steps instead of a bisection's forty.
+ * capacity. Σ D is convex and decreasing in σ, so Newton's method converges
+ * to the root from either side without oscillating: a few steps instead of
+ * a bisection's forty.
  * @order lists the placed tasks grouped by core.
  */
 static void solve_smt(struct corun__solve *s, const struct corun__sim_hw *hw,
@@ -271,14 +271,22 @@ static void solve_smt(struct corun__solve *s, const struct corun__sim_hw *hw,
         while (e < nplaced && hw->core[cpu[order[e]]] == core)
             e++;
         if (core >= 0 && s->core_busy[core] >= 2) {
-            f = issue_excess(s, ph, order + i, e - i, sigma, theta, cap, &deriv);
-            for (int it = 0; it < 50 && f > 1e-13 && deriv < 0; it++) {
-                double next = sigma - f / deriv;
+            /* Warm start from the previous iteration's σ: from the right of
+             * the root the first step lands left of it (the tangent of a
+             * convex function lies below it), then the climb is monotone. */
+            sigma = s->sigma[j] > 1 ? s->sigma[j] : 1;
+            for (int it = 0; it < 50; it++) {
+                double next;
 
-                if (!(next > sigma * (1 + 1e-13)))
+                f = issue_excess(s, ph, order + i, e - i, sigma, theta, cap, &deriv);
+                if (fabs(f) < 1e-13 || !(deriv < 0) || (sigma <= 1 && f <= 0))
+                    break;
+                next = sigma - f / deriv;
+                if (next < 1)
+                    next = 1;
+                if (fabs(next - sigma) <= 1e-13 * sigma)
                     break;
                 sigma = next;
-                f = issue_excess(s, ph, order + i, e - i, sigma, theta, cap, &deriv);
             }
         }
         for (unsigned q = i; q < e; q++)
