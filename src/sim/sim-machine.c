@@ -183,6 +183,33 @@ static double cache_mb(const struct corun_topo *topo, enum corun_level lvl, unsi
     return dom && dom->size_bytes ? dom->size_bytes / (1024.0 * 1024.0) : fallback;
 }
 
+/*
+ * The relative speed of CPU kind @k where the topology does not give one: on
+ * a hybrid machine, the ratio of maximum frequencies when known, else
+ * HYBRID_SLOW_KIND for every kind below the most efficient (an E-core does
+ * ~60% of a P-core's work per unit of time); 1 on homogeneous machines.
+ */
+#define HYBRID_SLOW_KIND 0.6
+static double kind_capacity(const struct corun_topo *topo, int k)
+{
+    const struct corun_topo_kind *kd = corun_topo_kind(topo, (unsigned)k), *top = NULL;
+    unsigned nk = corun_topo_info(topo)->kinds;
+
+    if (!kd || nk < 2)
+        return 1.0;
+    for (unsigned i = 0; i < nk; i++) {
+        const struct corun_topo_kind *o = corun_topo_kind(topo, i);
+
+        if (!top || o->efficiency > top->efficiency)
+            top = o;
+    }
+    if (kd == top || kd->efficiency < 0 || kd->efficiency == top->efficiency)
+        return 1.0;
+    if (kd->max_khz && top->max_khz)
+        return (double)kd->max_khz / top->max_khz;
+    return HYBRID_SLOW_KIND;
+}
+
 int corun__hw_build(struct corun__sim_hw *hw, const struct corun_topo *topo,
                     const struct corun_sim_machine *m)
 {
@@ -230,7 +257,7 @@ int corun__hw_build(struct corun__sim_hw *hw, const struct corun_topo *topo,
         hw->numa[i] = numa >= 0 ? numa : 0;
         hw->l2[i] = c->dom[CORUN_LEVEL_L2];
         hw->l3[i] = c->dom[CORUN_LEVEL_L3];
-        hw->cap[i] = c->capacity > 0 ? c->capacity : 1.0;
+        hw->cap[i] = c->capacity > 0 ? c->capacity : kind_capacity(topo, c->kind);
         if (c->usable && hw->cap[i] > best_cap) {
             best_cap = hw->cap[i];
             hw->best_cpu = (int)i;

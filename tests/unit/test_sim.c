@@ -766,6 +766,41 @@ static void test_fixture_machines(void **state)
     corun_sim_workload_free(w);
 }
 
+/* Hybrid: a task runs slower on an E-core (the fixture gives no capacity:
+ * the simulator's default for the less efficient kind applies). */
+static void test_hybrid(void **state)
+{
+    struct corun_topo *t = xml("Intel-RaptorLake-Corei7-1370P.xml");
+    struct corun_sim_task ts = task(CORUN_SIM_COMPUTE_INT);
+    struct corun_sim_machine m;
+    struct corun_sim_truth x;
+    struct corun_sim *s;
+    int p = -1, e = -1;
+    double ip, ie;
+
+    for (unsigned c = 0; c < corun_topo_ncpus(t); c++) {
+        const struct corun_topo_cpu *cpu = corun_topo_cpu(t, c);
+
+        if (!strcmp(corun_topo_kind(t, (unsigned)cpu->kind)->name, "IntelCore") && p < 0)
+            p = (int)c;
+        if (!strcmp(corun_topo_kind(t, (unsigned)cpu->kind)->name, "IntelAtom") && e < 0)
+            e = (int)c;
+    }
+    assert_true(p >= 0 && e >= 0);
+    corun_sim_machine_defaults(t, &m);
+    assert_int_equal(corun_sim_create(t, &m, &ts, 1, 1, &s), 0);
+    assert_int_equal(corun_sim_move(s, 0, p), 0);
+    assert_int_equal(corun_sim_truth(s, 0, &x), 0);
+    ip = x.ips;
+    in_band("speedup alone on the fastest CPU", ip / corun_sim_alone_ips(s, 0), 0.999, 1.001);
+    assert_int_equal(corun_sim_move(s, 0, e), 0);
+    assert_int_equal(corun_sim_truth(s, 0, &x), 0);
+    ie = x.ips;
+    in_band("E-core / P-core speed", ie / ip, 0.5, 0.7);
+    corun_sim_free(s);
+    corun_topo_free(t);
+}
+
 /* Bad inputs to the API. */
 static void test_api_errors(void **state)
 {
@@ -803,7 +838,7 @@ int main(void)
         cmocka_unit_test(test_workload_garbage),
         cmocka_unit_test(test_time),              cmocka_unit_test(test_sense_act),
         cmocka_unit_test(test_fixture_machines),  cmocka_unit_test(test_api_errors),
-        cmocka_unit_test(test_run_policy),
+        cmocka_unit_test(test_run_policy),        cmocka_unit_test(test_hybrid),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
