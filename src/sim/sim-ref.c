@@ -321,6 +321,18 @@ out_free:
 
 /* ---- matching (SMT pairs only) --------------------------------------------- */
 
+/*
+ * Matching size: the tasks plus "empty" slots so that a task may also get a
+ * core of its own (as many as there are spare threads, at most one per
+ * task), rounded up to even.
+ */
+static unsigned match_size(unsigned n, unsigned cores)
+{
+    unsigned spare = 2 * cores - n, m = n + (spare < n ? spare : n);
+
+    return m + (m & 1) <= 2 * cores ? m + (m & 1) : m - 1;
+}
+
 /* Whether the only sharing below memory is the SMT pair: width 2, every
  * cache private to one core. */
 static bool pairs_only(const struct corun__sim_hw *hw, const struct corun_topo *topo,
@@ -344,24 +356,20 @@ static bool pairs_only(const struct corun__sim_hw *hw, const struct corun_topo *
         if (dom->ncpus == 2 && hw->usable[dom->cpus[0]] && hw->usable[dom->cpus[1]])
             usable_cores++;
     }
-    return ntasks > 12 && ntasks <= 2 * usable_cores && ntasks <= 20;
+    return ntasks > 12 && ntasks <= 2 * usable_cores && match_size(ntasks, usable_cores) <= 20;
 }
 
 /* Pair weights by exact DP over subsets (n <= 20 with dummies). */
 static int matching(struct corun_sim *sim, bool maximise, int *cpu, unsigned *evals)
 {
     const struct corun_topo *topo = sim->topo;
-    unsigned n = sim->ntasks, m = n + (n & 1), *pairc = NULL, ncores = 0;
+    unsigned n = sim->ntasks, m, *pairc = NULL, ncores = 0;
     double *w = NULL, *dp = NULL;
     int *choice = NULL, *tmp = NULL, rc = -ENOMEM;
     unsigned full;
 
-    w = calloc((size_t)m * m, sizeof(double));
-    tmp = malloc(n * sizeof(int));
     pairc = malloc(corun_topo_ndomains(topo, CORUN_LEVEL_CORE) * sizeof(unsigned));
-    dp = malloc(((size_t)1 << m) * sizeof(double));
-    choice = malloc(((size_t)1 << m) * sizeof(int));
-    if (!w || !tmp || !pairc || !dp || !choice)
+    if (!pairc)
         goto out_free;
     for (unsigned d = 0; d < corun_topo_ndomains(topo, CORUN_LEVEL_CORE); d++) {
         const struct corun_topo_domain *dom = corun_topo_domain(topo, CORUN_LEVEL_CORE, d);
@@ -369,12 +377,19 @@ static int matching(struct corun_sim *sim, bool maximise, int *cpu, unsigned *ev
         if (dom->ncpus == 2 && sim->hw.usable[dom->cpus[0]] && sim->hw.usable[dom->cpus[1]])
             pairc[ncores++] = d;
     }
+    m = match_size(n, ncores);
+    w = calloc((size_t)m * m, sizeof(double));
+    tmp = malloc(n * sizeof(int));
+    dp = malloc(((size_t)1 << m) * sizeof(double));
+    choice = malloc(((size_t)1 << m) * sizeof(int));
+    if (!w || !tmp || !dp || !choice)
+        goto out_free;
     /* Weight of a pair: its STP on one core, everything else spread on
      * other cores (the baseline's spreading keeps memory load comparable). */
     for (unsigned a = 0; a < m; a++)
         for (unsigned b = a + 1; b < m; b++) {
             const struct corun_topo_domain *c0 = corun_topo_domain(topo, CORUN_LEVEL_CORE, pairc[0]);
-            unsigned next = 1;
+            unsigned next = 0;
             double stp, sa = 0;
 
             for (unsigned i = 0; i < n; i++)
@@ -383,10 +398,16 @@ static int matching(struct corun_sim *sim, bool maximise, int *cpu, unsigned *ev
                 tmp[a] = (int)c0->cpus[0];
             if (b < n)
                 tmp[b] = (int)c0->cpus[1];
+            /* The others fill cores 1.. one thread each, then the second
+             * threads: the load the pair would see on a full machine. */
             for (unsigned i = 0; i < n; i++)
-                if (tmp[i] < 0)
+                if (tmp[i] < 0) {
+                    unsigned k = next++;
+
                     tmp[i] = (int)corun_topo_domain(topo, CORUN_LEVEL_CORE,
-                                                    pairc[next++ % ncores])->cpus[0];
+                                                    pairc[1 + k % (ncores - 1)])
+                                 ->cpus[(k / (ncores - 1)) % 2];
+                }
             stp = corun__sim_eval(sim, tmp);
             (*evals)++;
             /* Keep only the pair's own part: subtract the others' share. */

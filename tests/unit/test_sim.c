@@ -801,6 +801,41 @@ static void test_hybrid(void **state)
     corun_topo_free(t);
 }
 
+/* Where only SMT pairs share, the oracle matches pairs: better than the
+ * baseline and than any of 300 random placements. */
+static void test_oracle_matching(void **state)
+{
+    struct corun_topo *t = syn("pack:1 [numa] l2:10(size=1048576) core:1 pu:2");
+    struct corun_sim_workload *w;
+    struct corun_sim_machine m;
+    struct corun_sim_search info;
+    struct corun_sim *s;
+    int cpu[14];
+    double orc, best_rand = 0;
+
+    corun_sim_machine_defaults(t, &m);
+    assert_int_equal(corun_sim_workload_random(14, 21, &w), 0);
+    assert_int_equal(corun_sim_create(t, &m, w->tasks, 14, 21, &s), 0);
+    assert_int_equal(corun_sim_ref_place(s, CORUN_SIM_REF_ORACLE, 21, cpu, &info), 0);
+    assert_string_equal(info.method, "matching");
+    assert_true(info.bound);
+    orc = corun_sim_static_stp(s, cpu);
+    assert_int_equal(corun_sim_ref_place(s, CORUN_SIM_REF_BASELINE, 21, cpu, NULL), 0);
+    assert_true(orc >= corun_sim_static_stp(s, cpu) - 1e-9);
+    for (int r = 0; r < 300; r++) {
+        double v;
+
+        assert_int_equal(corun_sim_ref_place(s, CORUN_SIM_REF_RANDOM, (uint64_t)r, cpu, NULL), 0);
+        v = corun_sim_static_stp(s, cpu);
+        best_rand = v > best_rand ? v : best_rand;
+    }
+    if (!(orc >= best_rand - 1e-9))
+        fail_msg("matching %.4f below a random placement %.4f", orc, best_rand);
+    corun_sim_free(s);
+    corun_sim_workload_free(w);
+    corun_topo_free(t);
+}
+
 /* Bad inputs to the API. */
 static void test_api_errors(void **state)
 {
@@ -839,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_time),              cmocka_unit_test(test_sense_act),
         cmocka_unit_test(test_fixture_machines),  cmocka_unit_test(test_api_errors),
         cmocka_unit_test(test_run_policy),        cmocka_unit_test(test_hybrid),
+        cmocka_unit_test(test_oracle_matching),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
