@@ -16,7 +16,7 @@
 #include "corun/sim.h"
 
 #define NTASKS 64
-#define SIM_S 60.0
+#define SIM_S  60.0
 #define STEP_S 0.01
 
 static double now_s(void)

@@ -76,13 +76,13 @@ struct corun_sim_phase {
 };
 
 #define CORUN_SIM_MAX_PHASES 8
-#define CORUN_SIM_NAME_MAX 48
+#define CORUN_SIM_NAME_MAX   48
 
 struct corun_sim_task {
     char name[CORUN_SIM_NAME_MAX];
-    int cls;               /* enum corun_sim_class or CORUN_SIM_CUSTOM */
-    double instructions;   /* work to do; 0: runs for the whole simulation */
-    unsigned nphases;      /* 1..CORUN_SIM_MAX_PHASES; phases repeat in order */
+    int cls;             /* enum corun_sim_class or CORUN_SIM_CUSTOM */
+    double instructions; /* work to do; 0: runs for the whole simulation */
+    unsigned nphases;    /* 1..CORUN_SIM_MAX_PHASES; phases repeat in order */
     struct corun_sim_phase phase[CORUN_SIM_MAX_PHASES];
 };
 
@@ -115,20 +115,18 @@ struct corun_sim_workload {
  * workload, -E2BIG above CORUN_SIM_MAX_TASKS tasks, -ENOMEM.
  */
 CORUN_API int corun_sim_workload_parse(const char *text, const char *file,
-                                       struct corun_sim_workload **out, char *err,
-                                       size_t errlen);
+                                       struct corun_sim_workload **out, char *err, size_t errlen);
 
 /* Reads and parses the file @path; -errno of the read, with @err set, or as above. */
-CORUN_API int corun_sim_workload_load(const char *path, struct corun_sim_workload **out,
-                                      char *err, size_t errlen);
+CORUN_API int corun_sim_workload_load(const char *path, struct corun_sim_workload **out, char *err,
+                                      size_t errlen);
 
 /*
  * corun_sim_workload_random() - @n tasks drawn from the class presets with
  * each parameter jittered within its class range, from @seed. 0, -EINVAL for
  * n == 0 or above CORUN_SIM_MAX_TASKS, -ENOMEM.
  */
-CORUN_API int corun_sim_workload_random(unsigned n, uint64_t seed,
-                                        struct corun_sim_workload **out);
+CORUN_API int corun_sim_workload_random(unsigned n, uint64_t seed, struct corun_sim_workload **out);
 
 /* Releases a workload; accepts NULL. */
 CORUN_API void corun_sim_workload_free(struct corun_sim_workload *w);
@@ -152,12 +150,12 @@ struct corun_sim_machine {
     double base_ghz;  /* ref_cycles tick at this rate */
     double turbo1_ghz, turbo_all_ghz;
     enum corun_sim_turbo turbo;
-    double w_eff;      /* effective SMT issue width; capacity w_eff / 2.7 */
-    double stall_hold; /* share of issue capacity a memory-stalled thread holds */
-    double mlp_core;   /* misses one core keeps in flight (fill buffers) */
-    double bmax_gbps;  /* sustained bandwidth per memory domain, GB/s */
-    double l0_ns;      /* idle memory latency */
-    double remote;     /* latency factor for another node's memory */
+    double w_eff;        /* effective SMT issue width; capacity w_eff / 2.7 */
+    double stall_hold;   /* share of issue capacity a memory-stalled thread holds */
+    double mlp_core;     /* misses one core keeps in flight (fill buffers) */
+    double bmax_gbps;    /* sustained bandwidth per memory domain, GB/s */
+    double l0_ns;        /* idle memory latency */
+    double remote;       /* latency factor for another node's memory */
     double l3_mb, l2_mb; /* cache sizes used where the topology has none */
     unsigned nthrottle;  /* throttle trace: from t_s on, cap at cap_ghz (0: none) */
     struct {
@@ -204,8 +202,8 @@ struct corun_sim;
  * -ENOMEM.
  */
 CORUN_API int corun_sim_create(const struct corun_topo *topo, const struct corun_sim_machine *m,
-                               const struct corun_sim_task *tasks, unsigned ntasks,
-                               uint64_t seed, struct corun_sim **out);
+                               const struct corun_sim_task *tasks, unsigned ntasks, uint64_t seed,
+                               struct corun_sim **out);
 
 /* Releases a simulation; accepts NULL. */
 CORUN_API void corun_sim_free(struct corun_sim *sim);
@@ -284,13 +282,13 @@ struct corun_sim_task_result {
 };
 
 struct corun_sim_result {
-    double stp;          /* Σ s_j */
-    double antt;         /* mean 1/s_j */
-    double max_slowdown; /* max 1/s_j */
-    double makespan_s;   /* NaN unless every task has a work amount and finished */
+    double stp;               /* Σ s_j */
+    double antt;              /* mean 1/s_j */
+    double max_slowdown;      /* max 1/s_j */
+    double makespan_s;        /* NaN unless every task has a work amount and finished */
     double mean_completion_s; /* NaN likewise */
     unsigned migrations;
-    double sim_s;        /* simulated time */
+    double sim_s; /* simulated time */
     unsigned ntasks;
     struct corun_sim_task_result *tasks; /* caller frees with corun_sim_result_release */
 };
@@ -348,16 +346,16 @@ CORUN_API int corun_sim_ref_place(struct corun_sim *sim, enum corun_sim_ref ref,
                                   int *cpu, struct corun_sim_search *info);
 
 #define CORUN_SIM_EXHAUSTIVE_BUDGET 100000u
-#define CORUN_SIM_ANNEAL_RESTARTS 4u
-#define CORUN_SIM_ANNEAL_STEPS 3000u
+#define CORUN_SIM_ANNEAL_RESTARTS   4u
+#define CORUN_SIM_ANNEAL_STEPS      3000u
 
 /* ---- running ---------------------------------------------------------------- */
 
 struct corun_sim_run_opts {
-    double duration_s;   /* simulated time; with work amounts, the cap */
-    unsigned seeds;      /* baseline and random: placements averaged (default 5) */
+    double duration_s; /* simulated time; with work amounts, the cap */
+    unsigned seeds;    /* baseline and random: placements averaged (default 5) */
     uint64_t seed;
-    double effort;       /* scales the oracle's search budgets; 0 means 1 */
+    double effort; /* scales the oracle's search budgets; 0 means 1 */
 };
 
 /*
@@ -384,8 +382,7 @@ CORUN_API int corun_sim_run_ref(const struct corun_topo *topo, const struct coru
  * report. A stand-in for the engine until it lands (the engine will replace
  * this). 0 or -errno (the policy's own error included).
  */
-CORUN_API int corun_sim_run_policy(const struct corun_topo *topo,
-                                   const struct corun_sim_machine *m,
+CORUN_API int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_machine *m,
                                    const struct corun_sim_task *tasks, unsigned ntasks,
                                    const struct corun_policy *pol,
                                    const struct corun_sim_run_opts *opts,

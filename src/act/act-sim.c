@@ -62,7 +62,8 @@ static int choose(struct sim_act *a, unsigned task, const struct corun_cpuset *c
     int best = -1;
     unsigned best_load = ~0u, best_core = ~0u;
 
-    for (int os = corun_cpuset_next(cpus, 0); os >= 0; os = corun_cpuset_next(cpus, (unsigned)os + 1)) {
+    for (int os = corun_cpuset_next(cpus, 0); os >= 0;
+         os = corun_cpuset_next(cpus, (unsigned)os + 1)) {
         int c = corun_topo_cpu_by_os(a->sim->topo, (unsigned)os);
         unsigned load = 0, core_load = 0;
 

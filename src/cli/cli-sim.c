@@ -20,14 +20,14 @@
 #include "cli/topo-load.h"
 #include "corun/sim.h"
 
-#define CMD "sim"
+#define CMD      "sim"
 #define MAX_RUNS 64
 
 struct run {
     char name[48];
-    int ref;                          /* enum corun_sim_ref, or -1 for a policy */
+    int ref; /* enum corun_sim_ref, or -1 for a policy */
     const struct corun_policy *pol;
-    bool shown;                       /* asked for (else computed for capture) */
+    bool shown; /* asked for (else computed for capture) */
     struct corun_sim_result res;
     struct corun_sim_search search;
     bool done;
@@ -112,8 +112,10 @@ static int add_run(struct sim_cli *c, const char *name, bool shown)
         return 0;
     }
     if (ref < 0 && !pol)
-        return cli_usage_error(CMD, "unknown policy '%s' (baseline, random, worst, oracle, a "
-                                    "registered policy, or all)", name);
+        return cli_usage_error(CMD,
+                               "unknown policy '%s' (baseline, random, worst, oracle, a "
+                               "registered policy, or all)",
+                               name);
     if (c->nruns == MAX_RUNS)
         return cli_usage_error(CMD, "too many policies");
     r = &c->runs[c->nruns++];
@@ -298,8 +300,8 @@ static void print_table(struct sim_cli *c)
            in->usable_pus, in->ndomains[CORUN_LEVEL_CORE], in->smt_width,
            in->ndomains[CORUN_LEVEL_L3], in->ndomains[CORUN_LEVEL_NUMA]);
     printf("resources: %s\n", c->m.origin);
-    printf("workload: %s, %u tasks; seed %llu; %.4g s simulated\n\n", c->workload_arg,
-           c->w->ntasks, (unsigned long long)c->opts.seed, c->opts.duration_s);
+    printf("workload: %s, %u tasks; seed %llu; %.4g s simulated\n\n", c->workload_arg, c->w->ntasks,
+           (unsigned long long)c->opts.seed, c->opts.duration_s);
     printf("%-12s %8s %7s %9s %10s %6s %8s  %s\n", "policy", "STP", "ANTT", "max-slow",
            "makespan-s", "migr", "capture", "search");
     for (unsigned i = 0; i < c->nruns; i++) {
@@ -325,11 +327,14 @@ static void print_table(struct sim_cli *c)
 
 static int cmd_sim(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"machine", required_argument, NULL, 'm'},  {"workload", required_argument, NULL, 'w'},
-        {"policy", required_argument, NULL, 'p'},   {"seed", required_argument, NULL, 's'},
-        {"duration-s", required_argument, NULL, 'd'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"machine", required_argument, NULL, 'm'},
+                                             {"workload", required_argument, NULL, 'w'},
+                                             {"policy", required_argument, NULL, 'p'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"duration-s", required_argument, NULL, 'd'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     struct sim_cli c = {.opts = {.duration_s = 10.0, .seeds = 5, .seed = 1}};
     const char *policies = "all";
     unsigned long ul;

@@ -20,8 +20,8 @@
 #include "sim/sim-internal.h"
 
 #define SIM_EVENTS                                                                                 \
-    (CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) |                          \
-     CORUN_EV_BIT(CORUN_EV_REF_CYCLES) | CORUN_EV_BIT(CORUN_EV_LLC_REFERENCES) |                    \
+    (CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) |                         \
+     CORUN_EV_BIT(CORUN_EV_REF_CYCLES) | CORUN_EV_BIT(CORUN_EV_LLC_REFERENCES) |                   \
      CORUN_EV_BIT(CORUN_EV_LLC_MISSES) | CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS))
 
 struct sim_handle {
@@ -86,8 +86,8 @@ static int sim_attach(void *state, pid_t target, int *handle)
     memset(h, 0, sizeof(*h));
     h->used = true;
     h->task = (unsigned)target;
-    corun__rng_seed(&h->rng, corun__seed_mix(corun_sim_seed(s->sim), 0x5e75e000u + i * 7919u +
-                                                                          (unsigned)target));
+    corun__rng_seed(&h->rng, corun__seed_mix(corun_sim_seed(s->sim),
+                                             0x5e75e000u + i * 7919u + (unsigned)target));
     corun_sim_counters(s->sim, h->task, &h->last);
     *handle = (int)i;
     return 0;

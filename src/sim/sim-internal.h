@@ -82,9 +82,9 @@ struct corun_sim {
     unsigned ntasks;
     struct corun__sim_task *t;
     double now_s;
-    bool dirty; /* the solved state no longer matches the placement or phases */
-    struct corun__solve cur;  /* the state now */
-    struct corun__solve eval; /* scratch for static evaluations */
+    bool dirty;                /* the solved state no longer matches the placement or phases */
+    struct corun__solve cur;   /* the state now */
+    struct corun__solve eval;  /* scratch for static evaluations */
     struct corun__solve alone; /* one task on an idle machine */
     const struct corun_sim_phase **ph;
     int *cpu_tmp, *home_tmp;

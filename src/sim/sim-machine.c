@@ -75,8 +75,7 @@ static void from_preset(const struct preset *p, struct corun_sim_machine *m)
     m->l2_mb = p->l2_mb;
 }
 
-int corun_sim_machine_preset(const char *name, struct corun_sim_machine *m,
-                             const char **synthetic)
+int corun_sim_machine_preset(const char *name, struct corun_sim_machine *m, const char **synthetic)
 {
     for (unsigned i = 0; i < NPRESETS; i++)
         if (name && !strcmp(name, presets[i].name)) {

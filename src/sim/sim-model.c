@@ -29,10 +29,10 @@
 
 #define SOLVE_MAX_ITER 30
 #define SOLVE_MIN_ITER 10
-#define SOLVE_TOL 1e-7
-#define SOLVE_DAMP 0.8
-#define LINE_BYTES 64.0
-#define SMT_REF_WIDTH 2.7
+#define SOLVE_TOL      1e-7
+#define SOLVE_DAMP     0.8
+#define LINE_BYTES     64.0
+#define SMT_REF_WIDTH  2.7
 
 double corun_sim_turbo_ghz(const struct corun_sim_machine *m, unsigned n_active, unsigned ncores)
 {
@@ -72,8 +72,8 @@ static double throttle_cap(const struct corun_sim_machine *m, double t_s)
 int corun__solve_init(struct corun__solve *s, const struct corun__sim_hw *hw, unsigned ntasks)
 {
     unsigned n = ntasks ? ntasks : 1;
-    double **dt[] = {&s->ips, &s->ghz, &s->cache_mb, &s->mpki, &s->lat_ns, &s->sigma,
-                     &s->share, &s->a, &s->k, &s->newips};
+    double **dt[] = {&s->ips,   &s->ghz,   &s->cache_mb, &s->mpki, &s->lat_ns,
+                     &s->sigma, &s->share, &s->a,        &s->k,    &s->newips};
 
     memset(s, 0, sizeof(*s));
     s->ntasks = ntasks;
@@ -91,9 +91,8 @@ int corun__solve_init(struct corun__solve *s, const struct corun__sim_hw *hw, un
     s->pkg_act = calloc(hw->npkgs + 1, sizeof(unsigned));
     s->sib = calloc(n, 1);
     s->touched_cpu = calloc(n, sizeof(int));
-    if (!s->bw_bps || !s->mem_lat_ns || !s->rho_l2 || !s->rho_l3 || !s->mlp_sum ||
-        !s->cpu_load_d || !s->cpu_load || !s->core_busy || !s->pkg_act || !s->sib ||
-        !s->touched_cpu)
+    if (!s->bw_bps || !s->mem_lat_ns || !s->rho_l2 || !s->rho_l3 || !s->mlp_sum || !s->cpu_load_d ||
+        !s->cpu_load || !s->core_busy || !s->pkg_act || !s->sib || !s->touched_cpu)
         goto out_nomem;
     return 0;
 out_nomem:
@@ -103,10 +102,10 @@ out_nomem:
 
 void corun__solve_release(struct corun__solve *s)
 {
-    void *p[] = {s->ips,    s->ghz,        s->cache_mb, s->mpki,   s->lat_ns,     s->sigma,
-                 s->share,  s->a,          s->k,        s->newips, s->bw_bps,     s->mem_lat_ns,
-                 s->rho_l2, s->rho_l3,     s->mlp_sum,  s->cpu_load_d, s->cpu_load, s->core_busy,
-                 s->pkg_act, s->sib,       s->touched_cpu};
+    void *p[] = {s->ips,     s->ghz,    s->cache_mb,   s->mpki,       s->lat_ns,   s->sigma,
+                 s->share,   s->a,      s->k,          s->newips,     s->bw_bps,   s->mem_lat_ns,
+                 s->rho_l2,  s->rho_l3, s->mlp_sum,    s->cpu_load_d, s->cpu_load, s->core_busy,
+                 s->pkg_act, s->sib,    s->touched_cpu};
 
     for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
         free(p[i]);
@@ -199,9 +198,8 @@ static void solve_caches(struct corun__solve *s, const struct corun__sim_hw *hw,
 
 /* Compute time a (s/instr) and memory-time coefficient k (s/instr per ns of latency). */
 static void solve_coeffs(struct corun__solve *s, const struct corun__sim_hw *hw,
-                         const struct corun_sim_machine *m,
-                         const struct corun_sim_phase *const *ph, const int *cpu,
-                         const int *home)
+                         const struct corun_sim_machine *m, const struct corun_sim_phase *const *ph,
+                         const int *cpu, const int *home)
 {
     unsigned n = s->ntasks;
 
@@ -302,8 +300,7 @@ static double domain_bw(const struct corun__solve *s, const struct corun_sim_pha
 
     for (unsigned i = 0; i < cnt; i++) {
         unsigned j = idx[i];
-        double ips = ips_in ? ips_in[j]
-                            : s->share[j] / (s->a[j] * s->sigma[j] + s->k[j] * lat);
+        double ips = ips_in ? ips_in[j] : s->share[j] / (s->a[j] * s->sigma[j] + s->k[j] * lat);
 
         b += ips * s->mpki[j] * 1e-3 * LINE_BYTES * ph[j]->pf;
     }
@@ -370,8 +367,8 @@ static void solve_memory(struct corun__solve *s, const struct corun_sim_machine 
 }
 
 /* Sorts the placed tasks by @key (counting sort over @nkeys values) into @out. */
-static unsigned sort_by(const int *key, unsigned nkeys, const int *cpu, unsigned n,
-                        unsigned *count, unsigned *out)
+static unsigned sort_by(const int *key, unsigned nkeys, const int *cpu, unsigned n, unsigned *count,
+                        unsigned *out)
 {
     unsigned placed = 0, pos = 0;
 
@@ -427,8 +424,8 @@ void corun__solve_run(struct corun__solve *s, const struct corun__sim_hw *hw,
         s->mpki[j] = ph[j]->mpki_max;
         s->lat_ns[j] = m->l0_ns;
         s->sigma[j] = 1;
-        s->ips[j] = s->share[j] /
-                    (ph[j]->cpi_core / (s->ghz[j] * 1e9) + s->mpki[j] * 1e-12 * m->l0_ns / ph[j]->mlp);
+        s->ips[j] = s->share[j] / (ph[j]->cpi_core / (s->ghz[j] * 1e9) +
+                                   s->mpki[j] * 1e-12 * m->l0_ns / ph[j]->mlp);
     }
     nplaced = sort_by(corekey, hw->ncores + 1, cpu, n, count, by_core);
     sort_by(memdom, hw->nnuma, cpu, n, count, by_mem);

@@ -110,8 +110,10 @@ void corun_sim_baseline_place(const struct corun_topo *topo, unsigned ntasks, ui
              * last), then the least loaded package, node, L3 and L2. */
             double key[7] = {
                 (double)load[CORUN_LEVEL_PU][c],
-                tc->dom[CORUN_LEVEL_CORE] >= 0 ? load[CORUN_LEVEL_CORE][tc->dom[CORUN_LEVEL_CORE]] : 0,
-                frac(load[CORUN_LEVEL_PACKAGE], size[CORUN_LEVEL_PACKAGE], tc->dom[CORUN_LEVEL_PACKAGE]),
+                tc->dom[CORUN_LEVEL_CORE] >= 0 ? load[CORUN_LEVEL_CORE][tc->dom[CORUN_LEVEL_CORE]]
+                                               : 0,
+                frac(load[CORUN_LEVEL_PACKAGE], size[CORUN_LEVEL_PACKAGE],
+                     tc->dom[CORUN_LEVEL_PACKAGE]),
                 frac(load[CORUN_LEVEL_NUMA], size[CORUN_LEVEL_NUMA], tc->dom[CORUN_LEVEL_NUMA]),
                 frac(load[CORUN_LEVEL_L3], size[CORUN_LEVEL_L3], tc->dom[CORUN_LEVEL_L3]),
                 frac(load[CORUN_LEVEL_L2], size[CORUN_LEVEL_L2], tc->dom[CORUN_LEVEL_L2]),
@@ -175,7 +177,7 @@ static void random_place(const struct corun__sim_hw *hw, unsigned ntasks, uint64
 /* ---- exhaustive search ----------------------------------------------------- */
 
 #define EX_MAX_TASKS 12
-#define EX_LEVELS 5 /* core, l2, l3, numa, package */
+#define EX_LEVELS    5 /* core, l2, l3, numa, package */
 
 struct exhaustive {
     struct corun_sim *sim;
@@ -277,7 +279,7 @@ static void ex_recurse(struct exhaustive *ex, unsigned i)
             int d = ex_dom(hw, l, c);
 
             if (d >= 0)
-                ex->mask[l][d] &= (uint16_t)~(1u << i);
+                ex->mask[l][d] &= (uint16_t) ~(1u << i);
         }
         ex->used[c] = false;
     }
@@ -287,8 +289,8 @@ static void ex_recurse(struct exhaustive *ex, unsigned i)
 static int exhaustive(struct corun_sim *sim, bool maximise, int *cpu, unsigned *evals)
 {
     const struct corun__sim_hw *hw = &sim->hw;
-    struct exhaustive ex = {.sim = sim, .hw = hw, .n = sim->ntasks, .maximise = maximise,
-                            .best_stp = NAN};
+    struct exhaustive ex = {
+        .sim = sim, .hw = hw, .n = sim->ntasks, .maximise = maximise, .best_stp = NAN};
     unsigned nd[EX_LEVELS] = {hw->ncores, hw->nl2, hw->nl3, hw->nnuma, hw->npkgs};
     int rc = -ENOMEM;
 
@@ -388,7 +390,8 @@ static int matching(struct corun_sim *sim, bool maximise, int *cpu, unsigned *ev
      * other cores (the baseline's spreading keeps memory load comparable). */
     for (unsigned a = 0; a < m; a++)
         for (unsigned b = a + 1; b < m; b++) {
-            const struct corun_topo_domain *c0 = corun_topo_domain(topo, CORUN_LEVEL_CORE, pairc[0]);
+            const struct corun_topo_domain *c0 =
+                corun_topo_domain(topo, CORUN_LEVEL_CORE, pairc[0]);
             unsigned next = 0;
             double stp, sa = 0;
 
@@ -404,9 +407,9 @@ static int matching(struct corun_sim *sim, bool maximise, int *cpu, unsigned *ev
                 if (tmp[i] < 0) {
                     unsigned k = next++;
 
-                    tmp[i] = (int)corun_topo_domain(topo, CORUN_LEVEL_CORE,
-                                                    pairc[1 + k % (ncores - 1)])
-                                 ->cpus[(k / (ncores - 1)) % 2];
+                    tmp[i] =
+                        (int)corun_topo_domain(topo, CORUN_LEVEL_CORE, pairc[1 + k % (ncores - 1)])
+                            ->cpus[(k / (ncores - 1)) % 2];
                 }
             stp = corun__sim_eval(sim, tmp);
             (*evals)++;
@@ -436,7 +439,8 @@ static int matching(struct corun_sim *sim, bool maximise, int *cpu, unsigned *ev
     }
     for (unsigned s = full, core = 0; s; core++) {
         unsigned a = (unsigned)__builtin_ctz(s), b = (unsigned)choice[s];
-        const struct corun_topo_domain *dom = corun_topo_domain(topo, CORUN_LEVEL_CORE, pairc[core]);
+        const struct corun_topo_domain *dom =
+            corun_topo_domain(topo, CORUN_LEVEL_CORE, pairc[core]);
 
         if (a < n)
             cpu[a] = (int)dom->cpus[0];

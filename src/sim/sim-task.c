@@ -30,11 +30,11 @@ static const char *const class_names[CORUN_SIM_NCLASSES] = {
  * u_disp, mpki_max, mpki_min, ws_mb, mlp, pf, smt_penalty, duration_s.
  */
 static const struct corun_sim_phase preset[CORUN_SIM_NCLASSES] = {
-    {0.45, 0.85, 0.5, 0.1, 0.25, 2.0, 1.2, 0.03, 0},  /* compute-int */
-    {0.55, 0.85, 0.5, 0.1, 0.5, 2.0, 1.2, 0.03, 0},   /* compute-fp */
-    {0.75, 0.50, 5.0, 1.0, 1.0, 2.0, 1.3, 0.05, 0},   /* sheep */
-    {0.85, 0.40, 25.0, 2.0, 16.0, 3.0, 1.5, 0.10, 0}, /* rabbit */
-    {0.85, 0.30, 80.0, 30.0, 32.0, 1.5, 1.3, 0.10, 0}, /* chasing */
+    {0.45, 0.85, 0.5, 0.1, 0.25, 2.0, 1.2, 0.03, 0},    /* compute-int */
+    {0.55, 0.85, 0.5, 0.1, 0.5, 2.0, 1.2, 0.03, 0},     /* compute-fp */
+    {0.75, 0.50, 5.0, 1.0, 1.0, 2.0, 1.3, 0.05, 0},     /* sheep */
+    {0.85, 0.40, 25.0, 2.0, 16.0, 3.0, 1.5, 0.10, 0},   /* rabbit */
+    {0.85, 0.30, 80.0, 30.0, 32.0, 1.5, 1.3, 0.10, 0},  /* chasing */
     {0.65, 0.35, 30.0, 25.0, 64.0, 8.0, 1.75, 0.25, 0}, /* streaming */
 };
 static const struct corun_sim_phase range_lo[CORUN_SIM_NCLASSES] = {
@@ -222,8 +222,10 @@ static int parse_phase(struct parse *p, char *seg, bool first, struct corun_sim_
             double dur = ph->duration_s;
 
             if (c < 0)
-                return perr(p, "unknown class '%s' (compute-int, compute-fp, sheep, rabbit, "
-                               "chasing, streaming)", eq + 1);
+                return perr(p,
+                            "unknown class '%s' (compute-int, compute-fp, sheep, rabbit, "
+                            "chasing, streaming)",
+                            eq + 1);
             /* A class resets the phase to its preset; explicit values follow. */
             *ph = preset[c];
             ph->duration_s = dur;
@@ -308,8 +310,8 @@ static int parse_line(struct parse *p, char *line)
     if (strchr(name, '='))
         return perr(p, "task name missing before '%s'", name);
     if (!valid_name(name))
-        return perr(p, "bad task name '%s' (letters, digits, _-.:+@; at most %d characters)",
-                    name, CORUN_SIM_NAME_MAX - 7);
+        return perr(p, "bad task name '%s' (letters, digits, _-.:+@; at most %d characters)", name,
+                    CORUN_SIM_NAME_MAX - 7);
     snprintf(t.name, sizeof(t.name), "%s", name);
     seg = rest;
     for (unsigned ph = 0;; ph++) {

@@ -58,8 +58,8 @@ int corun_sim_create(const struct corun_topo *topo, const struct corun_sim_machi
                 (tasks[i].nphases > 1 && !(tasks[i].phase[p].duration_s > 0)))
                 return -EINVAL;
     }
-    if (!(m->base_ghz > 0 && m->bmax_gbps > 0 && m->l0_ns > 0 && m->w_eff > 0 &&
-          m->mlp_core >= 1 && m->remote >= 1))
+    if (!(m->base_ghz > 0 && m->bmax_gbps > 0 && m->l0_ns > 0 && m->w_eff > 0 && m->mlp_core >= 1 &&
+          m->remote >= 1))
         return -EINVAL;
     sim = calloc(1, sizeof(*sim));
     if (!sim)

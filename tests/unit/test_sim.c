@@ -149,10 +149,10 @@ static void test_cal_loaded_latency(void **state)
     struct corun_sim *s;
     double bw, lat;
 
-    in_band("latency at 50% bandwidth / idle", corun_sim_loaded_latency_ns(&m, 0.5) / m.l0_ns,
-            1.1, 1.3);
-    in_band("latency near saturation / idle", corun_sim_loaded_latency_ns(&m, 0.99) / m.l0_ns,
-            1.45, 1.75);
+    in_band("latency at 50% bandwidth / idle", corun_sim_loaded_latency_ns(&m, 0.5) / m.l0_ns, 1.1,
+            1.3);
+    in_band("latency near saturation / idle", corun_sim_loaded_latency_ns(&m, 0.99) / m.l0_ns, 1.45,
+            1.75);
     for (unsigned n = 1; n <= 28; n += 3) {
         for (unsigned i = 0; i < n; i++)
             ts[i] = task(CORUN_SIM_STREAMING);
@@ -163,7 +163,8 @@ static void test_cal_loaded_latency(void **state)
         assert_true(bw <= m.bmax_gbps * 1e9 * (1 + 1e-9));
         if (bw < 0.985 * m.bmax_gbps * 1e9)
             /* Below saturation the model sits on the curve. */
-            in_band("model latency / curve", lat / corun_sim_loaded_latency_ns(&m, bw / (m.bmax_gbps * 1e9)), 0.999, 1.001);
+            in_band("model latency / curve",
+                    lat / corun_sim_loaded_latency_ns(&m, bw / (m.bmax_gbps * 1e9)), 0.999, 1.001);
         else
             assert_true(lat >= 1.45 * m.l0_ns);
         corun_sim_free(s);
@@ -242,8 +243,8 @@ static void test_cal_di(void **state)
 {
     struct corun_topo *t = syn("pack:4 [numa] l3:1(size=4194304) core:2 pu:1");
     struct corun_sim_machine m;
-    int cls[8] = {CORUN_SIM_STREAMING, CORUN_SIM_STREAMING, CORUN_SIM_CHASING,
-                  CORUN_SIM_RABBIT,    CORUN_SIM_RABBIT,    CORUN_SIM_SHEEP,
+    int cls[8] = {CORUN_SIM_STREAMING,   CORUN_SIM_STREAMING, CORUN_SIM_CHASING,
+                  CORUN_SIM_RABBIT,      CORUN_SIM_RABBIT,    CORUN_SIM_SHEEP,
                   CORUN_SIM_COMPUTE_INT, CORUN_SIM_COMPUTE_FP};
     struct corun_sim_task ts[8];
     struct corun_sense_opts so = {0};
@@ -274,8 +275,8 @@ static void test_cal_di(void **state)
     assert_int_equal(corun_sim_step(s, 0.5), 0);
     for (int i = 0; i < 8; i++) {
         assert_int_equal(corun_sense_sim_ops.read(sense, i, &s1), 0);
-        mpki[i] = (double)s1.value[CORUN_EV_LLC_MISSES] * 1e3 /
-                  (double)s1.value[CORUN_EV_INSTRUCTIONS];
+        mpki[i] =
+            (double)s1.value[CORUN_EV_LLC_MISSES] * 1e3 / (double)s1.value[CORUN_EV_INSTRUCTIONS];
         order[i] = i;
     }
     corun_sense_sim_ops.close(sense);
@@ -311,7 +312,8 @@ static void test_orderings(void **state)
 
     /* A cache-sensitive task suffers clearly more beside a streamer than
      * beside a compute-bound task (other cores, the same LLC). */
-    pair_speedups(t, &m, task(CORUN_SIM_RABBIT), task(CORUN_SIM_STREAMING), 0, 2, &beside_stream, &x);
+    pair_speedups(t, &m, task(CORUN_SIM_RABBIT), task(CORUN_SIM_STREAMING), 0, 2, &beside_stream,
+                  &x);
     pair_speedups(t, &m, task(CORUN_SIM_RABBIT), task(CORUN_SIM_COMPUTE_INT), 0, 2, &beside_compute,
                   &x);
     if (!(beside_stream < beside_compute - 0.2))
@@ -419,9 +421,12 @@ static void test_determinism(void **state)
         struct corun_sim_result base, orc, worst;
 
         o.seeds = 1;
-        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 10, CORUN_SIM_REF_BASELINE, &o, &base, NULL), 0);
-        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 10, CORUN_SIM_REF_ORACLE, &o, &orc, NULL), 0);
-        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 10, CORUN_SIM_REF_WORST, &o, &worst, NULL), 0);
+        assert_int_equal(
+            corun_sim_run_ref(t, &m, w->tasks, 10, CORUN_SIM_REF_BASELINE, &o, &base, NULL), 0);
+        assert_int_equal(
+            corun_sim_run_ref(t, &m, w->tasks, 10, CORUN_SIM_REF_ORACLE, &o, &orc, NULL), 0);
+        assert_int_equal(
+            corun_sim_run_ref(t, &m, w->tasks, 10, CORUN_SIM_REF_WORST, &o, &worst, NULL), 0);
         assert_true(orc.stp >= base.stp - 1e-9);
         assert_true(worst.stp <= base.stp + 1e-9);
         corun_sim_result_release(&base);
@@ -438,12 +443,13 @@ static void test_workload_parse(void **state)
 {
     struct corun_sim_workload *w;
     char err[256];
-    const char *good = "# comment\n"
-                       "a class=rabbit count=3 ws_mb=8   # trailing comment\n"
-                       "\n"
-                       "b cpi_core=0.5 u_disp=0.7 mpki_max=3 mpki_min=1 ws_mb=2 mlp=2 pf=1.2 "
-                       "smt_penalty=0.05 instructions=1e9\n"
-                       "c class=sheep duration=2 | class=streaming duration=1 | mlp=4 duration=0.5\n";
+    const char *good =
+        "# comment\n"
+        "a class=rabbit count=3 ws_mb=8   # trailing comment\n"
+        "\n"
+        "b cpi_core=0.5 u_disp=0.7 mpki_max=3 mpki_min=1 ws_mb=2 mlp=2 pf=1.2 "
+        "smt_penalty=0.05 instructions=1e9\n"
+        "c class=sheep duration=2 | class=streaming duration=1 | mlp=4 duration=0.5\n";
 
     assert_int_equal(corun_sim_workload_parse(good, "w.txt", &w, err, sizeof(err)), 0);
     assert_int_equal(w->ntasks, 5);
@@ -588,7 +594,8 @@ static void test_time(void **state)
     assert_int_equal(corun_sim_step(s, 20), 0);
     assert_true(corun_sim_done(s));
     assert_int_equal(corun_sim_result(s, &r), 0);
-    assert_true(isfinite(r.tasks[0].finish_s) && r.tasks[0].finish_s > 1 && r.tasks[0].finish_s < 5);
+    assert_true(isfinite(r.tasks[0].finish_s) && r.tasks[0].finish_s > 1 &&
+                r.tasks[0].finish_s < 5);
     assert_true(isnan(r.makespan_s)); /* the sheep has no work amount */
     assert_true(fabs(r.tasks[0].instructions - 1e10) < 1);
     assert_true(r.tasks[0].speedup > 0.5 && r.tasks[0].speedup < 1.0); /* throttled */
@@ -652,8 +659,9 @@ static void test_sense_act(void **state)
     /* Noisy within ±CORUN_SIM_NOISE, never exact. */
     in_band("instructions noise", b.value[CORUN_EV_INSTRUCTIONS] / c.instructions,
             1 - CORUN_SIM_NOISE, 1 + CORUN_SIM_NOISE);
-    in_band("cycles/ref_cycles = f/base", (double)b.value[CORUN_EV_CYCLES] / b.value[CORUN_EV_REF_CYCLES],
-            3.8 / 2.5 * 0.93, 3.8 / 2.5 * 1.07);
+    in_band("cycles/ref_cycles = f/base",
+            (double)b.value[CORUN_EV_CYCLES] / b.value[CORUN_EV_REF_CYCLES], 3.8 / 2.5 * 0.93,
+            3.8 / 2.5 * 1.07);
     assert_true(b.value[CORUN_EV_INSTRUCTIONS] != (uint64_t)llround(c.instructions));
     in_band("task clock", b.value[CORUN_EV_TASK_CLOCK_NS] / 1e9, 0.97, 1.03);
     assert_true(b.value[CORUN_EV_LLC_MISSES] <= b.value[CORUN_EV_LLC_REFERENCES]);
@@ -734,14 +742,20 @@ static void test_run_policy(void **state)
 
 static void test_fixture_machines(void **state)
 {
-    static const char *names[] = {
-        "AMD-15h-Bulldozer-4xOpteron-6272.xml", "AMD-17h-Zen-2xEpyc-7451.xml",
-        "AMD-19h-Zen3-2xEpyc-7763.xml", "Intel-Haswell-2xXeon-E5-2680v3.xml",
-        "Intel-KnightsLanding-XeonPhi-7210.xml", "Intel-RaptorLake-Corei7-1370P.xml",
-        "Intel-Skylake-2xXeon6140.xml", "linux-128arm-2pa2n8cluster4co.xml",
-        "linux-16em64t-4s2c2t.xml", "linux-20em64t-hybrid-1p6c2t+2ca4co1t.xml",
-        "linux-256ppc-8n8s4t.xml", "linux-2i386-2t-hugepagesizecount.xml",
-        "linux-64amd64-4s2n4ca2co.xml", "this-vm-AMD-EPYC-2c.xml"};
+    static const char *names[] = {"AMD-15h-Bulldozer-4xOpteron-6272.xml",
+                                  "AMD-17h-Zen-2xEpyc-7451.xml",
+                                  "AMD-19h-Zen3-2xEpyc-7763.xml",
+                                  "Intel-Haswell-2xXeon-E5-2680v3.xml",
+                                  "Intel-KnightsLanding-XeonPhi-7210.xml",
+                                  "Intel-RaptorLake-Corei7-1370P.xml",
+                                  "Intel-Skylake-2xXeon6140.xml",
+                                  "linux-128arm-2pa2n8cluster4co.xml",
+                                  "linux-16em64t-4s2c2t.xml",
+                                  "linux-20em64t-hybrid-1p6c2t+2ca4co1t.xml",
+                                  "linux-256ppc-8n8s4t.xml",
+                                  "linux-2i386-2t-hugepagesizecount.xml",
+                                  "linux-64amd64-4s2n4ca2co.xml",
+                                  "this-vm-AMD-EPYC-2c.xml"};
     struct corun_sim_workload *w;
 
     assert_int_equal(corun_sim_workload_random(4, 2, &w), 0);
@@ -755,8 +769,10 @@ static void test_fixture_machines(void **state)
         assert_true(m.origin[0] != '\0');
         assert_true(m.base_ghz > 0 && m.turbo1_ghz >= m.turbo_all_ghz &&
                     m.turbo_all_ghz >= m.base_ghz);
-        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 4, CORUN_SIM_REF_BASELINE, &o, &base, NULL), 0);
-        assert_int_equal(corun_sim_run_ref(t, &m, w->tasks, 4, CORUN_SIM_REF_ORACLE, &o, &orc, NULL), 0);
+        assert_int_equal(
+            corun_sim_run_ref(t, &m, w->tasks, 4, CORUN_SIM_REF_BASELINE, &o, &base, NULL), 0);
+        assert_int_equal(
+            corun_sim_run_ref(t, &m, w->tasks, 4, CORUN_SIM_REF_ORACLE, &o, &orc, NULL), 0);
         if (!(base.stp > 0 && base.stp <= 4 * 1.6 && orc.stp >= base.stp - 1e-6))
             fail_msg("%s: baseline %.3f oracle %.3f", names[i], base.stp, orc.stp);
         corun_sim_result_release(&base);
@@ -864,16 +880,25 @@ static void test_api_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cal_mcf_streamer),  cmocka_unit_test(test_cal_llc_size),
-        cmocka_unit_test(test_cal_loaded_latency), cmocka_unit_test(test_cal_smt_yield),
-        cmocka_unit_test(test_cal_turbo),         cmocka_unit_test(test_cal_di),
-        cmocka_unit_test(test_orderings),         cmocka_unit_test(test_conservation),
-        cmocka_unit_test(test_determinism),       cmocka_unit_test(test_workload_parse),
-        cmocka_unit_test(test_workload_bad_lines), cmocka_unit_test(test_workload_random),
+        cmocka_unit_test(test_cal_mcf_streamer),
+        cmocka_unit_test(test_cal_llc_size),
+        cmocka_unit_test(test_cal_loaded_latency),
+        cmocka_unit_test(test_cal_smt_yield),
+        cmocka_unit_test(test_cal_turbo),
+        cmocka_unit_test(test_cal_di),
+        cmocka_unit_test(test_orderings),
+        cmocka_unit_test(test_conservation),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_workload_parse),
+        cmocka_unit_test(test_workload_bad_lines),
+        cmocka_unit_test(test_workload_random),
         cmocka_unit_test(test_workload_garbage),
-        cmocka_unit_test(test_time),              cmocka_unit_test(test_sense_act),
-        cmocka_unit_test(test_fixture_machines),  cmocka_unit_test(test_api_errors),
-        cmocka_unit_test(test_run_policy),        cmocka_unit_test(test_hybrid),
+        cmocka_unit_test(test_time),
+        cmocka_unit_test(test_sense_act),
+        cmocka_unit_test(test_fixture_machines),
+        cmocka_unit_test(test_api_errors),
+        cmocka_unit_test(test_run_policy),
+        cmocka_unit_test(test_hybrid),
         cmocka_unit_test(test_oracle_matching),
     };
 
