@@ -165,33 +165,37 @@ enum corun_thp_collapse_status {
     CORUN_THP_COLLAPSE_FAILED,  /* the kernel refused; see error and reason */
     CORUN_THP_COLLAPSE_SKIPPED, /* not tried; see reason */
     CORUN_THP_COLLAPSE_PLANNED, /* dry run: would be tried */
+    CORUN_THP_COLLAPSE_PARTIAL, /* some huge page ranges collapsed, others refused */
 };
 
-/* "collapsed", "failed", "skipped" or "planned". */
+/* "collapsed", "failed", "skipped", "planned" or "partial". */
 CORUN_API const char *corun_thp_collapse_status_name(enum corun_thp_collapse_status s);
 
 struct corun_thp_collapse_region {
     uint64_t start, end;            /* the mapping */
-    uint64_t huge_start, huge_end;  /* its PMD-aligned part, the range advised */
+    uint64_t huge_start, huge_end;  /* its PMD-aligned part, advised one huge page at a time */
+    unsigned ranges;                /* huge page ranges tried */
+    unsigned ranges_collapsed;      /* of which the kernel collapsed (or found huge already) */
     uint64_t anon_kb;
     uint64_t anon_huge_kb_before, anon_huge_kb_after; /* after: UINT64_MAX unknown */
     enum corun_thp_collapse_status status;
-    int error;                      /* 0 or the -errno of process_madvise */
-    const char *reason;             /* static words; NULL when collapsed */
+    int error;                      /* 0, or the first -errno process_madvise gave */
+    const char *reason;             /* static words; NULL when all collapsed */
 };
 
 struct corun_thp_collapse_result {
     pid_t pid;
     uint64_t anon_kb, anon_huge_kb_before, anon_huge_kb_after;
-    unsigned collapsed, failed, skipped;
+    unsigned collapsed, partial, failed, skipped; /* regions by status */
     unsigned nregions; /* the anonymous regions of at least one huge page */
     struct corun_thp_collapse_region *regions;
 };
 
 /*
  * corun_thp_collapse() - collapse the anonymous memory of process @pid into
- * huge pages with process_madvise(MADV_COLLAPSE), one call per region, then
- * re-read its coverage. Candidates are the private anonymous mappings
+ * huge pages with process_madvise(MADV_COLLAPSE), one call per aligned huge
+ * page range (so that an empty range, which the kernel refuses with EINVAL,
+ * does not hide the others), then re-read its coverage. Candidates are the private anonymous mappings
  * (including [heap]) that hold at least one PMD-aligned huge page range; a
  * region is skipped when the program refused huge pages there, when it is
  * already fully in huge pages, or when it is sparse (opts). The target keeps

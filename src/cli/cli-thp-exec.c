@@ -31,9 +31,11 @@ static int cmd_thp_exec(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"thp", no_argument, NULL, 't'},
+        {"root", required_argument, NULL, 'r'}, /* tests: THP settings from a fixture */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    const char *root = NULL;
     int thp = 0, c, status;
     pid_t pid;
 
@@ -41,6 +43,9 @@ static int cmd_thp_exec(int argc, char **argv)
         switch (c) {
         case 't':
             thp = 1;
+            break;
+        case 'r':
+            root = optarg;
             break;
         case 'h':
             cli_usage(stdout, NAME);
@@ -60,7 +65,7 @@ static int cmd_thp_exec(int argc, char **argv)
     if (pid == 0) {
         if (thp) {
             char err[512];
-            int rc = cli_thp_child_setup(err, sizeof(err));
+            int rc = cli_thp_child_setup_at(root, err, sizeof(err));
 
             /* A setup that could not be done is said, and the program runs anyway. */
             if (rc)

@@ -108,12 +108,17 @@ static int set_preload(const char *path)
 
 int cli_thp_child_setup(char *err, size_t errlen)
 {
+    return cli_thp_child_setup_at(NULL, err, errlen);
+}
+
+int cli_thp_child_setup_at(const char *root, char *err, size_t errlen)
+{
     struct corun_thp_system sys;
     char preload[PATH_MAX];
     const char *cleared = "";
     int tun, rc;
 
-    corun_thp_system_read(NULL, &sys);
+    corun_thp_system_read(root, &sys);
     if (sys.mode == CORUN_THP_NEVER || sys.mode == CORUN_THP_ABSENT) {
         snprintf(err, errlen, "transparent huge pages are %s on this system: running unchanged",
                  sys.mode == CORUN_THP_NEVER

@@ -36,6 +36,9 @@
  */
 int cli_thp_child_setup(char *err, size_t errlen);
 
+/* The same, with the THP settings read below @root (tests replay "never"). */
+int cli_thp_child_setup_at(const char *root, char *err, size_t errlen);
+
 /*
  * cli_thp_preload_path() - the path of libcorun-thp.so for this corun binary
  * into @buf: beside /proc/self/exe, else the install libdir.

@@ -14,6 +14,7 @@
  * tests inject EPERM, EINVAL, ENOSYS.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,8 @@ const char *corun_thp_collapse_status_name(enum corun_thp_collapse_status s)
         return "skipped";
     case CORUN_THP_COLLAPSE_PLANNED:
         return "planned";
+    case CORUN_THP_COLLAPSE_PARTIAL:
+        return "partial";
     }
     return "unknown";
 }
@@ -49,8 +52,8 @@ const char *corun_thp_collapse_reason(int err)
     case 0:
         return "collapsed";
     case EINVAL:
-        return "EINVAL: the kernel refused this range (not suitable for collapse, or "
-               "process_madvise without MADV_COLLAPSE: Linux before 6.1)";
+        return "EINVAL: the kernel refused (a range with nothing mapped, one not suitable for "
+               "collapse, or process_madvise without MADV_COLLAPSE: Linux before 6.1)";
     case EAGAIN:
         return "EAGAIN: pages were busy (locked, under writeback or migration); try again";
     case ENOMEM:
@@ -124,22 +127,99 @@ static int plan_regions(const struct corun_thp_coverage *cov, uint64_t pmd, unsi
             c->reason = "the program refused huge pages here (MADV_NOHUGEPAGE)";
         else if (!r->anon_kb)
             c->reason = "nothing resident";
-        else if (r->anon_huge_kb >= (he - hs) >> 10)
-            c->reason = "already in huge pages";
         else if (r->anon_kb * 100 < span_kb * min_pct)
             c->reason = "sparse: collapsing would fill its holes and raise memory use";
+        else if (r->anon_kb - (r->anon_huge_kb < r->anon_kb ? r->anon_huge_kb : r->anon_kb) <
+                 pmd >> 10)
+            /* Less than one huge page's worth left in small pages. */
+            c->reason = "already in huge pages";
         else
             c->status = CORUN_THP_COLLAPSE_PLANNED;
     }
     return 0;
 }
 
+/* Whether @err from process_madvise concerns the whole process, not one range. */
+static bool whole_process_error(int err, bool first)
+{
+    return err == -ESRCH || err == -ENOSYS || (first && err == -EPERM);
+}
+
+/*
+ * Whether the huge page range at @addr has any page present or swapped, from
+ * /proc/PID/pagemap (@pagemap, -1 when it could not be opened: then every
+ * range counts as used). The kernel refuses to collapse an empty range with
+ * EINVAL, which would otherwise read as a failure.
+ */
+static bool range_used(int pagemap, uint64_t addr, uint64_t pmd)
+{
+    uint64_t entries[512];
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (size_t)(pmd / page), done = 0;
+
+    if (pagemap < 0)
+        return true;
+    while (done < n) {
+        size_t want = n - done < 512 ? n - done : 512;
+        ssize_t got = pread(pagemap, entries, want * 8, (off_t)((addr / page + done) * 8));
+
+        if (got <= 0)
+            return true;
+        for (ssize_t i = 0; i < got / 8; i++)
+            if (entries[i] & (3ull << 62)) /* present or swapped */
+                return true;
+        done += (size_t)got / 8;
+    }
+    return false;
+}
+
+/*
+ * Runs MADV_COLLAPSE on each huge page range of a planned region. Returns 0,
+ * or a whole-process -errno (with @first_call telling whether any call was
+ * made before); the region's fields say how it went.
+ */
+static int collapse_region(int pidfd, int pagemap, struct corun_thp_collapse_region *c,
+                           uint64_t pmd, bool *first_call)
+{
+    for (uint64_t a = c->huge_start; a < c->huge_end; a += pmd) {
+        struct iovec iov = {.iov_base = (void *)(uintptr_t)a, .iov_len = (size_t)pmd};
+        int err;
+
+        if (!range_used(pagemap, a, pmd))
+            continue;
+        c->ranges++;
+        if (corun__sys.process_madvise(pidfd, &iov, 1, CORUN_MADV_COLLAPSE, 0) >= 0) {
+            c->ranges_collapsed++;
+            *first_call = false;
+            continue;
+        }
+        err = -errno;
+        if (whole_process_error(err, *first_call)) {
+            c->error = err;
+            return err;
+        }
+        *first_call = false;
+        if (!c->error)
+            c->error = err;
+    }
+    if (!c->ranges) {
+        c->status = CORUN_THP_COLLAPSE_SKIPPED;
+        c->reason = "nothing resident"; /* it emptied since it was read */
+    } else if (c->ranges_collapsed == c->ranges)
+        c->status = CORUN_THP_COLLAPSE_DONE;
+    else
+        c->status = c->ranges_collapsed ? CORUN_THP_COLLAPSE_PARTIAL : CORUN_THP_COLLAPSE_FAILED;
+    if (c->error)
+        c->reason = corun_thp_collapse_reason(c->error);
+    return 0;
+}
+
 /* Runs MADV_COLLAPSE on each planned region. 0, or a whole-process -errno. */
-static int collapse_regions(pid_t pid, struct corun_thp_collapse_result *res, char *why,
-                            size_t whylen)
+static int collapse_regions(int rootfd, pid_t pid, uint64_t pmd,
+                            struct corun_thp_collapse_result *res, char *why, size_t whylen)
 {
     bool first = true;
-    int pidfd = corun__sys.pidfd_open(pid, 0), err = 0;
+    int pidfd = corun__sys.pidfd_open(pid, 0), err = 0, pagemap;
+    char path[64];
 
     if (pidfd < 0) {
         err = -errno;
@@ -148,33 +228,26 @@ static int collapse_regions(pid_t pid, struct corun_thp_collapse_result *res, ch
                                 : corun_thp_collapse_reason(err));
         return err == -ENOSYS ? -ENOTSUP : err;
     }
-    for (unsigned i = 0; i < res->nregions; i++) {
+    snprintf(path, sizeof(path), "proc/%d/pagemap", (int)pid);
+    pagemap = corun__root_openat(rootfd, path, O_RDONLY);
+    for (unsigned i = 0; i < res->nregions && !err; i++) {
         struct corun_thp_collapse_region *c = &res->regions[i];
-        struct iovec iov = {.iov_base = (void *)(uintptr_t)c->huge_start,
-                            .iov_len = (size_t)(c->huge_end - c->huge_start)};
 
         if (c->status != CORUN_THP_COLLAPSE_PLANNED)
             continue;
-        if (corun__sys.process_madvise(pidfd, &iov, 1, CORUN_MADV_COLLAPSE, 0) >= 0) {
-            c->status = CORUN_THP_COLLAPSE_DONE;
-            first = false;
-            continue;
-        }
-        c->error = -errno;
-        c->status = CORUN_THP_COLLAPSE_FAILED;
-        c->reason = corun_thp_collapse_reason(c->error);
-        /* These say nothing about one region: the whole process is out of reach. */
-        if (c->error == -ESRCH || c->error == -ENOSYS || (first && c->error == -EPERM)) {
-            err = c->error == -ENOSYS ? -ENOTSUP : c->error;
+        err = collapse_region(pidfd, pagemap, c, pmd, &first);
+        if (err) {
             snprintf(why, whylen, "process_madvise(%d, MADV_COLLAPSE): %s", (int)pid,
-                     c->reason);
-            break;
+                     corun_thp_collapse_reason(err));
+            err = err == -ENOSYS ? -ENOTSUP : err;
+        } else if (c->error) {
+            corun__debug("thp: collapse of %d [%#llx, %#llx): %u of %u ranges: %s", (int)pid,
+                         (unsigned long long)c->huge_start, (unsigned long long)c->huge_end,
+                         c->ranges_collapsed, c->ranges, c->reason);
         }
-        first = false;
-        corun__debug("thp: collapse of %d [%#llx, %#llx): %s", (int)pid,
-                     (unsigned long long)c->huge_start, (unsigned long long)c->huge_end,
-                     c->reason);
     }
+    if (pagemap >= 0)
+        close(pagemap);
     close(pidfd);
     return err;
 }
@@ -259,7 +332,7 @@ int corun_thp_collapse(const char *root, pid_t pid, const struct corun_thp_colla
     res->pid = pid;
     res->anon_huge_kb_after = UINT64_MAX;
     if (!(opts && opts->dry_run)) {
-        err = collapse_regions(pid, res, why, whylen);
+        err = collapse_regions(rootfd, pid, pmd, res, why, whylen);
         if (err)
             goto out_cov;
         measure_after(rootfd, res);
@@ -268,6 +341,7 @@ int corun_thp_collapse(const char *root, pid_t pid, const struct corun_thp_colla
         enum corun_thp_collapse_status s = res->regions[i].status;
 
         res->collapsed += s == CORUN_THP_COLLAPSE_DONE;
+        res->partial += s == CORUN_THP_COLLAPSE_PARTIAL;
         res->failed += s == CORUN_THP_COLLAPSE_FAILED;
         res->skipped += s == CORUN_THP_COLLAPSE_SKIPPED;
     }

@@ -140,7 +140,10 @@ static void read_sizes(int rootfd, struct corun_thp_system *out)
 
         if (!kb)
             continue;
+        /* Sizes with only shmem_enabled (8 KiB on x86) are not for anonymous memory. */
         snprintf(path, sizeof(path), THP_DIR "/%s/enabled", e->d_name);
+        if (faccessat(rootfd, path, R_OK, 0))
+            continue;
         out->sizes[out->nsizes].size_kb = kb;
         out->sizes[out->nsizes].mode = read_mode(rootfd, path);
         out->nsizes++;
