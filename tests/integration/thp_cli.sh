@@ -70,6 +70,18 @@ else
   echo "THP is '${mode:-absent}': the --thp coverage checks do not apply"
 fi
 
+# ---- what the preload promises, seen from inside a program -------------------
+if [[ $mode == madvise ]]; then
+  "$CORUN" thp-exec --thp -- "$W/preload-probe" > "$tmp/probe"; expect_eq "probe exit" $? 0
+  has() { grep -Eq "^case=$1 .*$2" "$tmp/probe" && ok || fail "preload $1: want '$2': $(grep "^case=$1 " "$tmp/probe")"; }
+  has large "aligned=1 advised=1"; has large "errno_kept=1"
+  has populate "advised=1 huge_pct=(9[0-9]|100)\b"
+  has small "advised=0"; has shared "advised=0"
+  has mremap "aligned=1 advised=1"; has mremap "moved=1 data_kept=1"
+  "$W/preload-probe" > "$tmp/probe"
+  has large "advised=0"
+fi
+
 # ---- corun pages --collapse on a live process ---------------------------------
 if [[ $mode == madvise || $mode == always ]]; then
   "$W/randwalk-mmap" 64 1000000000000 > /dev/null & bg=$!
