@@ -4,7 +4,8 @@
  * a buffer (1 GiB by default), one allocating with malloc and one with its
  * own mmap, each run plain and under --thp, interleaved round by round so
  * that the machine's noise falls on both alike. Prints per program the median
- * nanoseconds per access of each, their ratio (and the median of each round's
+ * nanoseconds per access of each (the walk's CPU time, which a loaded machine
+ * disturbs less than the wall clock), their ratio (and the median of each round's
  * paired ratio), and how much of the buffer sat
  * in huge pages; then one JSON line. The goal on the development machine
  * (THP "madvise"): a ratio of at least 1.5 for both.
@@ -41,9 +42,9 @@ static bool run_one(const char *cmd, struct run *out)
     if (!f)
         return false;
     while (fgets(line, sizeof(line), f)) {
-        if (!(p = strstr(line, "ns_per_access=")))
+        if (!(p = strstr(line, " ns_per_access=")))
             continue;
-        out->ns = strtod(p + 14, NULL);
+        out->ns = strtod(p + 15, NULL);
         if ((p = strstr(line, "buffer_kb=")))
             buf = strtoull(p + 10, NULL, 10);
         if ((p = strstr(line, "huge_kb=")))

@@ -188,6 +188,45 @@ static void test_coverage_errors(void **state)
     free(cov.regions);
 }
 
+/* Every prefix of a real smaps, in a buffer of exactly its size (so ASan sees
+ * any read past it), parses without a crash and never finds more. */
+static void test_parse_every_prefix(void **state)
+{
+    struct corun_thp_coverage full, cov;
+    char path[1024], *text;
+    size_t len;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s", fixture("thp/live-6.18/proc/4242/smaps"));
+    f = fopen(path, "r");
+    assert_non_null(f);
+    text = malloc(65536);
+    assert_non_null(text);
+    len = fread(text, 1, 65535, f);
+    fclose(f);
+    text[len] = '\0';
+    assert_int_equal(corun_thp_parse_smaps(text, true, &full), 0);
+    for (size_t n = 0; n <= len; n += 7) {
+        char *prefix = malloc(n + 1);
+        int err;
+
+        assert_non_null(prefix);
+        memcpy(prefix, text, n);
+        prefix[n] = '\0';
+        err = corun_thp_parse_smaps(prefix, true, &cov);
+        if (err) {
+            assert_int_equal(err, -EINVAL);
+        } else {
+            assert_true(cov.nregions <= full.nregions);
+            assert_true(cov.anon_kb <= full.anon_kb);
+            free(cov.regions);
+        }
+        free(prefix);
+    }
+    free(full.regions);
+    free(text);
+}
+
 /* ---- the collapse plan on a fixture ------------------------------------ */
 
 static int must_not_run(int pidfd, const void *iov, size_t vlen, int advice, unsigned flags)
@@ -511,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_coverage_regions),
         cmocka_unit_test(test_coverage_old_kernel),
         cmocka_unit_test(test_coverage_errors),
+        cmocka_unit_test(test_parse_every_prefix),
         cmocka_unit_test(test_collapse_plan_fixture),
         cmocka_unit_test(test_collapse_refusals),
         cmocka_unit_test(test_collapse_live),
