@@ -68,6 +68,14 @@ if [[ $mode == madvise || $mode == always ]]; then
       ((huge * 10 < buf)) && ok || fail "$prog plain: $huge of $buf KiB huge in madvise mode"
     fi
   done
+  if [[ $mode == madvise ]]; then
+    # Why both paths: glibc maps malloc's chunks through its internal __mmap,
+    # which the preload does not see, and the tunable does nothing for mmap.
+    out=$(LD_PRELOAD=$CORUN_BUILD_DIR/libcorun-thp.so "$W/randwalk-malloc" 64 1000)
+    expect_eq "malloc with the preload alone" "$(field huge_kb "$out")" 0
+    out=$(GLIBC_TUNABLES=glibc.malloc.hugetlb=1 "$W/randwalk-mmap" 64 1000)
+    expect_eq "mmap with the tunable alone" "$(field huge_kb "$out")" 0
+  fi
 else
   echo "THP is '${mode:-absent}': the --thp coverage checks do not apply"
 fi
