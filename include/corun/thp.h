@@ -194,12 +194,14 @@ struct corun_thp_collapse_result {
 /*
  * corun_thp_collapse() - collapse the anonymous memory of process @pid into
  * huge pages with process_madvise(MADV_COLLAPSE), one call per aligned huge
- * page range (so that an empty range, which the kernel refuses with EINVAL,
- * does not hide the others), then re-read its coverage. Candidates are the private anonymous mappings
- * (including [heap]) that hold at least one PMD-aligned huge page range; a
- * region is skipped when the program refused huge pages there, when it is
- * already fully in huge pages, or when it is sparse (opts). The target keeps
- * running throughout and its memory contents are unchanged.
+ * page range that has pages present (an empty range, which the kernel
+ * refuses with EINVAL, would otherwise hide the others), then re-read its
+ * coverage. Candidates are the private anonymous mappings ([heap] and
+ * [anon:NAME] included, not [stack]) that hold at least one PMD-aligned huge
+ * page range; a region is skipped when the program refused huge pages there,
+ * when nothing is resident, when it is sparse (opts), or when it is already
+ * in huge pages (less than one huge page's worth left in small pages). The
+ * target keeps running throughout and its memory contents are unchanged.
  *
  * Returns 0 when the regions were tried (each region says how it went: one
  * region may fail with -EAGAIN or -ENOMEM while others succeed) and stores a

@@ -88,9 +88,12 @@ static unsigned kernel_version(int rootfd)
     return major * 1000 + minor;
 }
 
+/* Private anonymous memory: no path, the heap, or a region named with
+ * prctl(PR_SET_VMA_ANON_NAME) ("[anon:NAME]"). Not the stack, which grows. */
 static bool is_private_anon(const struct corun_thp_region *r)
 {
-    return r->perms[3] == 'p' && (!r->name[0] || !strcmp(r->name, "[heap]"));
+    return r->perms[3] == 'p' &&
+           (!r->name[0] || !strcmp(r->name, "[heap]") || !strncmp(r->name, "[anon:", 6));
 }
 
 /*
