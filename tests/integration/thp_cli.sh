@@ -90,6 +90,12 @@ if [[ $mode == madvise ]]; then
   has mremap "aligned=1 advised=1"; has mremap "moved=1 data_kept=1"
   "$W/preload-probe" > "$tmp/probe"
   has large "advised=0"
+  # THP disabled by prctl and inherited: the preload stands aside, --thp clears it.
+  "$W/preload-probe" --thp-disabled env LD_PRELOAD="$CORUN_BUILD_DIR/libcorun-thp.so" \
+    "$W/preload-probe" > "$tmp/probe"
+  has large "advised=0"
+  "$W/preload-probe" --thp-disabled "$CORUN" thp-exec --thp -- "$W/preload-probe" > "$tmp/probe"
+  has large "aligned=1 advised=1"; has populate "huge_pct=(9[0-9]|100)\b"
 fi
 
 # ---- corun pages --collapse on a live process ---------------------------------
@@ -111,6 +117,18 @@ if [[ $mode == madvise || $mode == always ]]; then
   kill -0 "$bg" && ok || fail "the target died"
   "$CORUN" pages -p "$bg" --collapse > "$tmp/c2.txt"; expect_eq "second collapse exit" $? 0
   grep -q "already in huge pages" "$tmp/c2.txt" && ok || fail "second collapse: $(cat "$tmp/c2.txt")"
+  kill "$bg"; wait "$bg" 2> /dev/null; bg=""
+
+  # A process that disabled THP with prctl: reported, and collapse refuses.
+  "$W/preload-probe" --thp-disabled "$W/randwalk-mmap" 16 1000000000000 > /dev/null & bg=$!
+  for _ in $(seq 100); do
+    "$CORUN" pages -p "$bg" --json > "$tmp/p.json" 2> /dev/null || break
+    grep -q '"thp_disabled": 1' "$tmp/p.json" && break
+    sleep 0.1
+  done
+  grep -q '"thp_disabled": 1' "$tmp/p.json" && ok || fail "prctl-disabled process not reported"
+  "$CORUN" pages -p "$bg" --collapse > /dev/null 2> "$tmp/e"; expect_eq "collapse refused exit" $? 1
+  grep -q "disabled transparent huge pages with prctl" "$tmp/e" && ok || fail "collapse refusal: $(cat "$tmp/e")"
   kill "$bg"; wait "$bg" 2> /dev/null; bg=""
 fi
 finish

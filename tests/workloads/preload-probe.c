@@ -5,12 +5,18 @@
  * kernel marks it advised (VmFlags "hg" in /proc/self/smaps), how much of it
  * is in huge pages, and whether data and errno survived. The integration
  * test runs it with and without the preload (tests/integration/thp_cli.sh).
+ *
+ * "preload-probe --thp-disabled CMD [ARGS]" instead disables THP for itself
+ * with prctl(PR_SET_THP_DISABLE), which exec keeps, and runs CMD: how the
+ * tests give a program the inherited setting --thp must clear.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #define MIB (1ul << 20)
 #define HUGE (2 * MIB)
@@ -48,12 +54,21 @@ static void report(const char *name, const void *p, size_t len, const char *extr
            advised, huge_kb * 100 / (long)(len >> 10), extra);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     int anon = MAP_PRIVATE | MAP_ANONYMOUS, rw = PROT_READ | PROT_WRITE;
     char *a, *b, *c, *d, *m, *moved;
     char extra[64];
 
+    if (argc > 2 && !strcmp(argv[1], "--thp-disabled")) {
+        if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)) {
+            perror("prctl");
+            return 1;
+        }
+        execvp(argv[2], argv + 2);
+        perror(argv[2]);
+        return 127;
+    }
     errno = 1234;
     a = mmap(NULL, 8 * MIB + 4096, rw, anon, -1, 0);
     snprintf(extra, sizeof(extra), " errno_kept=%d", errno == 1234);
