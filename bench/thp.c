@@ -21,7 +21,7 @@
 #include "corun/thp.h"
 
 #define MAX_ROUNDS 64
-#define GOAL 1.5
+#define GOAL       1.5
 
 static const char *const programs[] = {"randwalk-malloc", "randwalk-mmap"};
 
@@ -106,9 +106,8 @@ int main(int argc, char **argv)
                 int thp = (int)((k + r) % 2);
                 struct run one = {0};
 
-                snprintf(cmd, sizeof(cmd), "%s%s '%s/%s' %lu %lu",
-                         thp ? bin : "", thp ? " thp-exec --thp --" : "", dir, programs[p],
-                         size_mib, accesses);
+                snprintf(cmd, sizeof(cmd), "%s%s '%s/%s' %lu %lu", thp ? bin : "",
+                         thp ? " thp-exec --thp --" : "", dir, programs[p], size_mib, accesses);
                 if (!run_one(cmd, &one)) {
                     fprintf(stderr, "thp: '%s' failed\n", cmd);
                     return 1;

@@ -79,15 +79,15 @@ struct corun_hugetlb_pool {
 };
 
 struct corun_thp_system {
-    enum corun_thp_mode mode;  /* transparent_hugepage/enabled */
-    char defrag[24];           /* "always", "defer", "defer+madvise", "madvise", "never"; "" unknown */
-    char shmem_enabled[24];    /* "always", "within_size", "advise", "never"...; "" unknown */
-    uint64_t pmd_size_bytes;   /* hpage_pmd_size; 0 when unknown */
-    unsigned nsizes;           /* per-size modes, ascending by size (Linux 6.8+) */
+    enum corun_thp_mode mode; /* transparent_hugepage/enabled */
+    char defrag[24];        /* "always", "defer", "defer+madvise", "madvise", "never"; "" unknown */
+    char shmem_enabled[24]; /* "always", "within_size", "advise", "never"...; "" unknown */
+    uint64_t pmd_size_bytes; /* hpage_pmd_size; 0 when unknown */
+    unsigned nsizes;         /* per-size modes, ascending by size (Linux 6.8+) */
     struct corun_thp_size sizes[CORUN_THP_MAX_SIZES];
-    unsigned npools;           /* hugetlb pools, ascending by size */
+    unsigned npools; /* hugetlb pools, ascending by size */
     struct corun_hugetlb_pool pools[CORUN_THP_MAX_POOLS];
-    uint64_t anon_huge_kb;     /* AnonHugePages of /proc/meminfo; UINT64_MAX unknown */
+    uint64_t anon_huge_kb; /* AnonHugePages of /proc/meminfo; UINT64_MAX unknown */
 };
 
 /*
@@ -100,25 +100,25 @@ CORUN_API int corun_thp_system_read(const char *root, struct corun_thp_system *o
 
 /* One mapping of a process, from /proc/PID/smaps. Sizes in KiB. */
 struct corun_thp_region {
-    uint64_t start, end;     /* [start, end) */
-    char perms[5];           /* "rw-p" */
-    char name[80];           /* path, "[heap]", "[stack]"...; "" for anonymous (truncated) */
+    uint64_t start, end; /* [start, end) */
+    char perms[5];       /* "rw-p" */
+    char name[80];       /* path, "[heap]", "[stack]"...; "" for anonymous (truncated) */
     uint64_t rss_kb;
-    uint64_t anon_kb;        /* Anonymous */
-    uint64_t anon_huge_kb;   /* AnonHugePages: the part of anon_kb in PMD-size pages */
-    uint64_t file_pmd_kb;    /* FilePmdMapped */
-    uint64_t shmem_pmd_kb;   /* ShmemPmdMapped */
-    uint64_t hugetlb_kb;     /* Private_Hugetlb + Shared_Hugetlb */
-    int thp_eligible;        /* THPeligible: 1, 0, or -1 when the kernel does not say */
-    bool advised;            /* VmFlags "hg": the program asked (MADV_HUGEPAGE) */
-    bool refused;            /* VmFlags "nh": the program refused (MADV_NOHUGEPAGE) */
+    uint64_t anon_kb;      /* Anonymous */
+    uint64_t anon_huge_kb; /* AnonHugePages: the part of anon_kb in PMD-size pages */
+    uint64_t file_pmd_kb;  /* FilePmdMapped */
+    uint64_t shmem_pmd_kb; /* ShmemPmdMapped */
+    uint64_t hugetlb_kb;   /* Private_Hugetlb + Shared_Hugetlb */
+    int thp_eligible;      /* THPeligible: 1, 0, or -1 when the kernel does not say */
+    bool advised;          /* VmFlags "hg": the program asked (MADV_HUGEPAGE) */
+    bool refused;          /* VmFlags "nh": the program refused (MADV_NOHUGEPAGE) */
 };
 
 struct corun_thp_coverage {
     pid_t pid;
     uint64_t rss_kb, anon_kb, anon_huge_kb, file_pmd_kb, shmem_pmd_kb, hugetlb_kb;
-    int thp_disabled;   /* 1: the process disabled THP with prctl; 0 not; -1 unknown */
-    unsigned nregions;  /* 0 unless CORUN_THP_REGIONS was asked */
+    int thp_disabled;  /* 1: the process disabled THP with prctl; 0 not; -1 unknown */
+    unsigned nregions; /* 0 unless CORUN_THP_REGIONS was asked */
     struct corun_thp_region *regions;
 };
 
@@ -145,8 +145,7 @@ CORUN_API void corun_thp_coverage_free(struct corun_thp_coverage *cov);
  * array is allocated). For fuzzing and fixtures.
  * Returns 0, -EINVAL when the text holds no mapping, or -ENOMEM.
  */
-CORUN_API int corun_thp_parse_smaps(const char *text, bool regions,
-                                    struct corun_thp_coverage *cov);
+CORUN_API int corun_thp_parse_smaps(const char *text, bool regions, struct corun_thp_coverage *cov);
 
 /* ---- collapse ------------------------------------------------------------ */
 
@@ -172,15 +171,15 @@ enum corun_thp_collapse_status {
 CORUN_API const char *corun_thp_collapse_status_name(enum corun_thp_collapse_status s);
 
 struct corun_thp_collapse_region {
-    uint64_t start, end;            /* the mapping */
-    uint64_t huge_start, huge_end;  /* its PMD-aligned part, advised one huge page at a time */
-    unsigned ranges;                /* huge page ranges tried */
-    unsigned ranges_collapsed;      /* of which the kernel collapsed (or found huge already) */
+    uint64_t start, end;           /* the mapping */
+    uint64_t huge_start, huge_end; /* its PMD-aligned part, advised one huge page at a time */
+    unsigned ranges;               /* huge page ranges tried */
+    unsigned ranges_collapsed;     /* of which the kernel collapsed (or found huge already) */
     uint64_t anon_kb;
     uint64_t anon_huge_kb_before, anon_huge_kb_after; /* after: UINT64_MAX unknown */
     enum corun_thp_collapse_status status;
-    int error;                      /* 0, or the first -errno process_madvise gave */
-    const char *reason;             /* static words; NULL when all collapsed */
+    int error;          /* 0, or the first -errno process_madvise gave */
+    const char *reason; /* static words; NULL when all collapsed */
 };
 
 struct corun_thp_collapse_result {
@@ -219,8 +218,7 @@ struct corun_thp_collapse_result {
  */
 CORUN_API int corun_thp_collapse(const char *root, pid_t pid,
                                  const struct corun_thp_collapse_opts *opts,
-                                 struct corun_thp_collapse_result **out, char *why,
-                                 size_t whylen);
+                                 struct corun_thp_collapse_result **out, char *why, size_t whylen);
 /* Frees a collapse result; accepts NULL. */
 CORUN_API void corun_thp_collapse_free(struct corun_thp_collapse_result *res);
 

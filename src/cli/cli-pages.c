@@ -4,7 +4,8 @@
  * policy, huge page sizes and hugetlb pools. With -p: how much of the
  * process's anonymous memory sits in huge pages, region by region; with
  * --collapse, its anonymous regions are first collapsed into huge pages
- * (process_madvise(MADV_COLLAPSE)) and each region says how that went.
+ * (process_madvise(MADV_COLLAPSE)) and each region says how that went;
+ * --dry-run shows which regions would be tried, and why the others not.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -82,8 +83,8 @@ static void print_coverage(const struct corun_thp_coverage *c, const struct coru
 
     format_kb(a, sizeof(a), c->anon_kb);
     format_kb(h, sizeof(h), c->anon_huge_kb);
-    printf("process %d: %s anonymous, %s in huge pages (%.1f%%); THP mode %s%s\n", (int)c->pid,
-           a, h, pct(c->anon_huge_kb, c->anon_kb), corun_thp_mode_name(s->mode),
+    printf("process %d: %s anonymous, %s in huge pages (%.1f%%); THP mode %s%s\n", (int)c->pid, a,
+           h, pct(c->anon_huge_kb, c->anon_kb), corun_thp_mode_name(s->mode),
            c->thp_disabled == 1 ? "; THP disabled by prctl" : "");
     printf("%-12s %-12s %7s %7s %7s %6s %-8s %-6s %s\n", "start", "end", "size", "anon", "huge",
            "cover", "eligible", "advice", "name");
@@ -97,10 +98,15 @@ static void print_coverage(const struct corun_thp_coverage *c, const struct coru
         format_kb(sz, sizeof(sz), (r->end - r->start) >> 10);
         format_kb(a, sizeof(a), r->anon_kb);
         format_kb(h, sizeof(h), r->anon_huge_kb + r->file_pmd_kb + r->shmem_pmd_kb);
-        printf("%-12" PRIx64 " %-12" PRIx64 " %7s %7s %7s %5.1f%% %-8s %-6s %s\n", r->start,
-               r->end, sz, a, h, pct(r->anon_huge_kb, r->anon_kb),
-               r->thp_eligible < 0 ? "?" : r->thp_eligible ? "yes" : "no",
-               r->refused ? "nohuge" : r->advised ? "huge" : "-", r->name);
+        printf("%-12" PRIx64 " %-12" PRIx64 " %7s %7s %7s %5.1f%% %-8s %-6s %s\n", r->start, r->end,
+               sz, a, h, pct(r->anon_huge_kb, r->anon_kb),
+               r->thp_eligible < 0 ? "?"
+               : r->thp_eligible   ? "yes"
+                                   : "no",
+               r->refused   ? "nohuge"
+               : r->advised ? "huge"
+                            : "-",
+               r->name);
     }
     if (hidden)
         printf("(%u smaller regions without huge pages not shown)\n", hidden);
@@ -119,8 +125,8 @@ static void print_collapse(const struct corun_thp_collapse_result *res)
 
         format_kb(b, sizeof(b), r->anon_huge_kb_before);
         format_kb(a, sizeof(a), r->anon_huge_kb_after);
-        printf("  %-12" PRIx64 " %-12" PRIx64 " %7s -> %-7s %-9s %u/%u %s\n", r->start, r->end,
-               b, a, corun_thp_collapse_status_name(r->status), r->ranges_collapsed, r->ranges,
+        printf("  %-12" PRIx64 " %-12" PRIx64 " %7s -> %-7s %-9s %u/%u %s\n", r->start, r->end, b,
+               a, corun_thp_collapse_status_name(r->status), r->ranges_collapsed, r->ranges,
                r->reason ? r->reason : "");
     }
 }
@@ -193,14 +199,22 @@ static void json_regions(struct json *j, const struct corun_thp_coverage *c)
 static const char *errno_name(int err)
 {
     switch (-err) {
-    case EPERM: return "EPERM";
-    case EINVAL: return "EINVAL";
-    case EAGAIN: return "EAGAIN";
-    case ENOMEM: return "ENOMEM";
-    case ESRCH: return "ESRCH";
-    case ENOTSUP: return "ENOTSUP";
-    case EFAULT: return "EFAULT";
-    case ENOSYS: return "ENOSYS";
+    case EPERM:
+        return "EPERM";
+    case EINVAL:
+        return "EINVAL";
+    case EAGAIN:
+        return "EAGAIN";
+    case ENOMEM:
+        return "ENOMEM";
+    case ESRCH:
+        return "ESRCH";
+    case ENOTSUP:
+        return "ENOTSUP";
+    case EFAULT:
+        return "EFAULT";
+    case ENOSYS:
+        return "ENOSYS";
     }
     return err ? "error" : NULL;
 }
@@ -256,6 +270,7 @@ static int cmd_pages(int argc, char **argv)
     static const struct option longopts[] = {
         {"pid", required_argument, NULL, 'p'},
         {"collapse", no_argument, NULL, 'c'},
+        {"dry-run", no_argument, NULL, 'n'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -263,6 +278,7 @@ static int cmd_pages(int argc, char **argv)
     struct corun_thp_collapse_result *res = NULL;
     struct corun_thp_coverage *cov = NULL;
     struct corun_thp_system sys;
+    struct corun_thp_collapse_opts opts = {0};
     bool json = false, collapse = false;
     unsigned long pid = 0;
     int c, err, cerr = 0, rc = CLI_EXIT_OK;
@@ -276,6 +292,9 @@ static int cmd_pages(int argc, char **argv)
             break;
         case 'c':
             collapse = true;
+            break;
+        case 'n':
+            opts.dry_run = true;
             break;
         case 'j':
             json = true;
@@ -291,13 +310,15 @@ static int cmd_pages(int argc, char **argv)
         return cli_usage_error(NAME, "unexpected argument '%s'", argv[optind]);
     if (collapse && !pid)
         return cli_usage_error(NAME, "--collapse needs -p PID");
+    if (opts.dry_run && !collapse)
+        return cli_usage_error(NAME, "--dry-run goes with --collapse");
     err = corun_thp_system_read(NULL, &sys);
     if (err) {
         cli_error(NAME, "cannot read the THP settings: %s", corun_strerror(err));
         return CLI_EXIT_FAIL;
     }
     if (collapse) {
-        cerr = corun_thp_collapse(NULL, (pid_t)pid, NULL, &res, why, sizeof(why));
+        cerr = corun_thp_collapse(NULL, (pid_t)pid, &opts, &res, why, sizeof(why));
         if (cerr || (!res->collapsed && !res->partial && res->failed))
             rc = CLI_EXIT_FAIL;
     }
@@ -351,4 +372,4 @@ static int cmd_pages(int argc, char **argv)
 
 CLI_COMMAND(pages, cmd_pages, "huge page coverage of the system or a process; collapse",
             "corun pages [--json]\n"
-            "corun pages -p PID [--collapse] [--json]")
+            "corun pages -p PID [--collapse [--dry-run]] [--json]")

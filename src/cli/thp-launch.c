@@ -16,7 +16,7 @@
 #include "corun/thp.h"
 
 #define PRELOAD_NAME "libcorun-thp.so"
-#define TUNABLE "glibc.malloc.hugetlb"
+#define TUNABLE      "glibc.malloc.hugetlb"
 
 static int usable(const char *path)
 {
@@ -38,8 +38,7 @@ int cli_thp_preload_path(char *buf, size_t len)
             if ((size_t)snprintf(buf, len, "%s/%s", exe, PRELOAD_NAME) < len && usable(buf))
                 return 0;
             /* An installed bin/corun beside lib/ when the prefix moved. */
-            if ((size_t)snprintf(buf, len, "%s/../lib/%s", exe, PRELOAD_NAME) < len &&
-                usable(buf))
+            if ((size_t)snprintf(buf, len, "%s/../lib/%s", exe, PRELOAD_NAME) < len && usable(buf))
                 return 0;
         }
     }
@@ -130,8 +129,10 @@ int cli_thp_child_setup_at(const char *root, char *err, size_t errlen)
     if (prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) > 0 && prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0) == 0)
         cleared = "; cleared an inherited prctl(PR_SET_THP_DISABLE)";
     if (sys.mode == CORUN_THP_ALWAYS) {
-        snprintf(err, errlen, "THP is 'always': the kernel already backs large anonymous "
-                              "memory with huge pages; nothing to set%s", cleared);
+        snprintf(err, errlen,
+                 "THP is 'always': the kernel already backs large anonymous "
+                 "memory with huge pages; nothing to set%s",
+                 cleared);
         return 0;
     }
     /* "madvise", or unknown: advising is harmless where it is not needed. */

@@ -132,8 +132,8 @@ static int plan_regions(const struct corun_thp_coverage *cov, uint64_t pmd, unsi
             c->reason = "nothing resident";
         else if (r->anon_kb * 100 < span_kb * min_pct)
             c->reason = "sparse: collapsing would fill its holes and raise memory use";
-        else if (r->anon_kb - (r->anon_huge_kb < r->anon_kb ? r->anon_huge_kb : r->anon_kb) <
-                 pmd >> 10)
+        else if (r->anon_kb - (r->anon_huge_kb < r->anon_kb ? r->anon_huge_kb : r->anon_kb) < pmd >>
+                 10)
             /* Less than one huge page's worth left in small pages. */
             c->reason = "already in huge pages";
         else
@@ -309,8 +309,8 @@ int corun_thp_collapse(const char *root, pid_t pid, const struct corun_thp_colla
 {
     struct corun_thp_collapse_result *res = NULL;
     struct corun_thp_coverage *cov = NULL;
-    unsigned min_pct = opts && opts->min_resident_pct ? opts->min_resident_pct
-                                                      : DEFAULT_MIN_RESIDENT_PCT;
+    unsigned min_pct =
+        opts && opts->min_resident_pct ? opts->min_resident_pct : DEFAULT_MIN_RESIDENT_PCT;
     uint64_t pmd;
     int rootfd, err;
 

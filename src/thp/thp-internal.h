@@ -19,7 +19,6 @@ int corun__thp_selected(const char *text, char *out, size_t len);
 int corun__thp_process_disabled(int rootfd, pid_t pid);
 
 /* The coverage of @pid below an open root; see corun_thp_coverage_read(). */
-int corun__thp_coverage_at(int rootfd, pid_t pid, unsigned flags,
-                           struct corun_thp_coverage **out);
+int corun__thp_coverage_at(int rootfd, pid_t pid, unsigned flags, struct corun_thp_coverage **out);
 
 #endif

@@ -174,8 +174,7 @@ int corun__thp_process_disabled(int rootfd, pid_t pid)
     return v;
 }
 
-int corun__thp_coverage_at(int rootfd, pid_t pid, unsigned flags,
-                           struct corun_thp_coverage **out)
+int corun__thp_coverage_at(int rootfd, pid_t pid, unsigned flags, struct corun_thp_coverage **out)
 {
     struct corun_thp_coverage *cov;
     char path[64], *text = NULL;

@@ -17,7 +17,7 @@
 #include "corun/thp.h"
 #include "thp/thp-internal.h"
 
-#define THP_DIR "sys/kernel/mm/transparent_hugepage"
+#define THP_DIR     "sys/kernel/mm/transparent_hugepage"
 #define HUGETLB_DIR "sys/kernel/mm/hugepages"
 
 const char *corun_thp_mode_name(enum corun_thp_mode mode)

@@ -18,6 +18,7 @@ grep -q "^THP mode  *${mode:-absent}$" "$tmp/sys.txt" && ok || fail "pages human
 
 # Usage and runtime errors: one line naming the problem.
 "$CORUN" pages --collapse > /dev/null 2> "$tmp/e"; expect_eq "--collapse without -p" $? 2
+"$CORUN" pages -p 1 --dry-run > /dev/null 2>&1; expect_eq "--dry-run without --collapse" $? 2
 "$CORUN" pages -p banana > /dev/null 2>&1; expect_eq "-p banana" $? 2
 "$CORUN" pages -p 0 > /dev/null 2>&1; expect_eq "-p 0" $? 2
 "$CORUN" pages -p 2147483000 > /dev/null 2> "$tmp/e"; expect_eq "-p absent process" $? 1
@@ -99,7 +100,8 @@ if [[ $mode == madvise ]]; then
 fi
 
 # ---- corun pages --collapse on a live process ---------------------------------
-if [[ $mode == madvise || $mode == always ]]; then
+# (In "madvise" mode, where a plain program starts in small pages.)
+if [[ $mode == madvise ]]; then
   "$W/randwalk-mmap" 64 1000000000000 > /dev/null & bg=$!
   # Wait (up to 20 s) until the program has filled its buffer.
   for _ in $(seq 200); do
@@ -107,6 +109,10 @@ if [[ $mode == madvise || $mode == always ]]; then
     (($(json_num "$tmp/p.json" anon_kb) >= 65536)) && break
     sleep 0.1
   done
+  "$CORUN" pages -p "$bg" --collapse --dry-run > "$tmp/dry.txt"; expect_eq "dry run exit" $? 0
+  grep -Eq "^  [0-9a-f]+ +[0-9a-f]+ +0K -> \? +planned" "$tmp/dry.txt" && ok || fail "dry run: $(cat "$tmp/dry.txt")"
+  "$CORUN" pages -p "$bg" --json > "$tmp/p.json"
+  expect_eq "dry run changed nothing" "$(json_num "$tmp/p.json" anon_huge_kb)" 0
   "$CORUN" pages -p "$bg" --collapse --json > "$tmp/c.json"; expect_eq "collapse exit" $? 0
   collapsed=$(sed -nE 's/^    "collapsed": ([0-9]+),$/\1/p' "$tmp/c.json")
   ((collapsed >= 1)) && ok || fail "collapse: $collapsed regions collapsed"

@@ -19,7 +19,7 @@
 #include "common/sys.h"
 #include "corun/thp.h"
 
-#define MIB (1ull << 20)
+#define MIB  (1ull << 20)
 #define HUGE (2 * MIB)
 
 static const char *root_of(const char *name)
@@ -80,8 +80,7 @@ static void test_system_old_and_absent(void **state)
 
 /* ---- coverage ------------------------------------------------------------ */
 
-static const struct corun_thp_region *region_at(const struct corun_thp_coverage *c,
-                                                uint64_t start)
+static const struct corun_thp_region *region_at(const struct corun_thp_coverage *c, uint64_t start)
 {
     for (unsigned i = 0; i < c->nregions; i++)
         if (c->regions[i].start == start)
@@ -110,8 +109,8 @@ static void test_coverage_regions(void **state)
     struct corun_thp_coverage *c = NULL;
     const struct corun_thp_region *r;
 
-    assert_int_equal(
-        corun_thp_coverage_read(root_of("thp/live-6.18"), 4242, CORUN_THP_REGIONS, &c), 0);
+    assert_int_equal(corun_thp_coverage_read(root_of("thp/live-6.18"), 4242, CORUN_THP_REGIONS, &c),
+                     0);
     assert_int_equal(c->nregions, 29);
     /* The sums of the regions agree with the kernel's rollup. */
     assert_int_equal(c->rss_kb, 31112);
@@ -157,8 +156,7 @@ static void test_coverage_old_kernel(void **state)
     assert_int_equal(c->thp_disabled, -1);
     corun_thp_coverage_free(c);
 
-    assert_int_equal(corun_thp_coverage_read(root_of("thp/old-4.9"), 77, CORUN_THP_REGIONS, &c),
-                     0);
+    assert_int_equal(corun_thp_coverage_read(root_of("thp/old-4.9"), 77, CORUN_THP_REGIONS, &c), 0);
     assert_int_equal(c->nregions, 5);
     r = region_at(c, 0x7f2a40000000ull);
     assert_int_equal(r->thp_eligible, -1);
@@ -178,8 +176,7 @@ static void test_coverage_errors(void **state)
     assert_int_equal(corun_thp_coverage_read(root_of("thp/live-6.18"), 999, 0, &c), -ESRCH);
     assert_null(c);
     assert_int_equal(corun_thp_coverage_read(root_of("thp/live-6.18"), 0, 0, &c), -EINVAL);
-    assert_int_equal(corun_thp_parse_smaps("Rss: 4 kB\nnot smaps at all\n", true, &cov),
-                     -EINVAL);
+    assert_int_equal(corun_thp_parse_smaps("Rss: 4 kB\nnot smaps at all\n", true, &cov), -EINVAL);
     assert_int_equal(corun_thp_parse_smaps("", false, &cov), -EINVAL);
     /* A header alone is a mapping with nothing in it. */
     assert_int_equal(corun_thp_parse_smaps("1000-2000 rw-p 00000000 00:00 0", true, &cov), 0);
@@ -252,9 +249,8 @@ static void test_collapse_plan_fixture(void **state)
     char why[256];
 
     corun__sys.process_madvise = must_not_run;
-    assert_int_equal(corun_thp_collapse(root_of("thp/live-6.18"), 4242, &opts, &res, why,
-                                        sizeof(why)),
-                     0);
+    assert_int_equal(
+        corun_thp_collapse(root_of("thp/live-6.18"), 4242, &opts, &res, why, sizeof(why)), 0);
     corun__sys_reset();
     r = collapse_region(res, 0x7f65a5000000ull);
     assert_non_null(r);
@@ -282,8 +278,7 @@ static void test_collapse_refusals(void **state)
     char why[256];
 
     assert_int_equal(
-        corun_thp_collapse(root_of("thp/never-6.1"), 4242, NULL, &res, why, sizeof(why)),
-        -ENOTSUP);
+        corun_thp_collapse(root_of("thp/never-6.1"), 4242, NULL, &res, why, sizeof(why)), -ENOTSUP);
     assert_null(res);
     assert_non_null(strstr(why, "'never'"));
     assert_int_equal(corun_thp_collapse(root_of("thp/old-4.9"), 77, NULL, &res, why, sizeof(why)),
@@ -298,7 +293,7 @@ static void test_collapse_refusals(void **state)
 
 struct child {
     pid_t pid;
-    int go;       /* write a byte: the child checks its memory and exits */
+    int go; /* write a byte: the child checks its memory and exits */
     uint64_t addr;
     size_t len;
 };
@@ -314,8 +309,9 @@ static unsigned char pattern(size_t i)
  * it never asks for huge ones), says where, waits, then checks every byte. */
 static void child_main(int ready, int go, size_t len, enum child_kind kind)
 {
-    unsigned char *raw = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE,
-                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *p;
+    unsigned char *raw = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                              -1, 0),
+                  *p;
     uint64_t addr;
     char c;
 
@@ -544,18 +540,12 @@ static void test_collapse_no_process(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_system_live_fixture),
-        cmocka_unit_test(test_system_old_and_absent),
-        cmocka_unit_test(test_coverage_rollup),
-        cmocka_unit_test(test_coverage_regions),
-        cmocka_unit_test(test_coverage_old_kernel),
-        cmocka_unit_test(test_coverage_errors),
-        cmocka_unit_test(test_parse_every_prefix),
-        cmocka_unit_test(test_collapse_plan_fixture),
-        cmocka_unit_test(test_collapse_refusals),
-        cmocka_unit_test(test_collapse_live),
-        cmocka_unit_test(test_collapse_skips_live),
-        cmocka_unit_test(test_collapse_errors_injected),
+        cmocka_unit_test(test_system_live_fixture), cmocka_unit_test(test_system_old_and_absent),
+        cmocka_unit_test(test_coverage_rollup),     cmocka_unit_test(test_coverage_regions),
+        cmocka_unit_test(test_coverage_old_kernel), cmocka_unit_test(test_coverage_errors),
+        cmocka_unit_test(test_parse_every_prefix),  cmocka_unit_test(test_collapse_plan_fixture),
+        cmocka_unit_test(test_collapse_refusals),   cmocka_unit_test(test_collapse_live),
+        cmocka_unit_test(test_collapse_skips_live), cmocka_unit_test(test_collapse_errors_injected),
         cmocka_unit_test(test_collapse_no_process),
     };
 

@@ -18,7 +18,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#define MIB (1ul << 20)
+#define MIB  (1ul << 20)
 #define HUGE (2 * MIB)
 
 /* The VmFlags "hg" and AnonHugePages of the mapping that contains @p. */

@@ -70,9 +70,8 @@ static int rw_run(const char *name, uint64_t *buf, size_t bytes, unsigned long l
     w1 = rw_now_ns(CLOCK_MONOTONIC);
     printf("%s size_mib=%zu accesses=%llu ns_per_access=%.3f wall_ns_per_access=%.3f "
            "buffer_kb=%zu huge_kb=%lld sum=%llu\n",
-           name, bytes >> 20, accesses, (t1 - t0) / (double)accesses,
-           (w1 - w0) / (double)accesses, bytes >> 10, rw_huge_kb(buf, bytes),
-           (unsigned long long)sum);
+           name, bytes >> 20, accesses, (t1 - t0) / (double)accesses, (w1 - w0) / (double)accesses,
+           bytes >> 10, rw_huge_kb(buf, bytes), (unsigned long long)sum);
     return 0;
 }
 

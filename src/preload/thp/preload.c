@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_READ  22
 #define MADV_POPULATE_WRITE 23
 #endif
 
