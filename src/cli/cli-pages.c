@@ -112,14 +112,23 @@ static void print_coverage(const struct corun_thp_coverage *c, const struct coru
         printf("(%u smaller regions without huge pages not shown)\n", hidden);
 }
 
-static void print_collapse(const struct corun_thp_collapse_result *res)
+static void print_collapse(const struct corun_thp_collapse_result *res, bool dry_run)
 {
     char b[16], a[16];
 
+    unsigned planned = 0;
+
+    for (unsigned i = 0; i < res->nregions; i++)
+        planned += res->regions[i].status == CORUN_THP_COLLAPSE_PLANNED;
     format_kb(b, sizeof(b), res->anon_huge_kb_before);
     format_kb(a, sizeof(a), res->anon_huge_kb_after);
-    printf("collapse of %d: %u collapsed, %u partly, %u failed, %u skipped; huge pages %s -> %s\n",
-           (int)res->pid, res->collapsed, res->partial, res->failed, res->skipped, b, a);
+    if (dry_run)
+        printf("dry run of %d: %u regions would be collapsed, %u skipped\n", (int)res->pid,
+               planned, res->skipped);
+    else
+        printf("collapse of %d: %u collapsed, %u partly, %u failed, %u skipped; huge pages %s -> "
+               "%s\n",
+               (int)res->pid, res->collapsed, res->partial, res->failed, res->skipped, b, a);
     for (unsigned i = 0; i < res->nregions; i++) {
         const struct corun_thp_collapse_region *r = &res->regions[i];
 
@@ -361,7 +370,7 @@ static int cmd_pages(int argc, char **argv)
         else
             print_system(&sys);
         if (res)
-            print_collapse(res);
+            print_collapse(res, opts.dry_run);
     }
     if (cerr)
         cli_error(NAME, "collapse of %lu: %s", pid, why);
