@@ -65,12 +65,11 @@ static int cmd_thp_exec(int argc, char **argv)
     if (pid == 0) {
         if (thp) {
             char err[512];
-            int rc = cli_thp_child_setup_at(root, err, sizeof(err));
+            int rc = cli_thp_child_prepare(root, err, sizeof(err));
 
-            /* A setup that could not be done is said, and the program runs anyway. */
-            if (rc)
-                cli_error(NAME, "--thp: %s", err);
-            else if (cli_verbose)
+            /* A setup that could not be done is said, and the program runs
+             * anyway, unchanged or with what could be set up. */
+            if (rc || cli_verbose)
                 cli_error(NAME, "--thp: %s", err);
         }
         execvp(argv[optind], argv + optind);

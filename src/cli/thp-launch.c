@@ -107,10 +107,16 @@ static int set_preload(const char *path)
 
 int cli_thp_child_setup(char *err, size_t errlen)
 {
-    return cli_thp_child_setup_at(NULL, err, errlen);
+    int rc = cli_thp_child_prepare(NULL, err, errlen);
+
+    if (rc > 0) {
+        fprintf(stderr, "corun: --thp: %s\n", err);
+        return 0;
+    }
+    return rc;
 }
 
-int cli_thp_child_setup_at(const char *root, char *err, size_t errlen)
+int cli_thp_child_prepare(const char *root, char *err, size_t errlen)
 {
     struct corun_thp_system sys;
     char preload[PATH_MAX];
@@ -144,7 +150,7 @@ int cli_thp_child_setup_at(const char *root, char *err, size_t errlen)
                  "%s not found beside the corun binary or in the install libdir: programs "
                  "that mmap memory themselves run without huge pages%s",
                  PRELOAD_NAME, tun > 0 ? " (malloc tunable set)" : "");
-        return -ENOENT;
+        return 1;
     }
     rc = set_preload(preload);
     if (rc)

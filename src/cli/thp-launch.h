@@ -24,20 +24,28 @@
  * cli_thp_child_setup() - set up the calling process (the child, between
  * fork and exec) so that the program it execs gets huge pages.
  *
- * Returns 0 when everything that applies was set up; @err then says in one
- * line what was done (for -v). Returns a negative errno when some or all of
- * it could not be done; @err says what and why, and the program may still be
- * exec'd (it runs unchanged, or with what could be set up):
- *   -ENOTSUP  THP is "never" or absent: nothing was changed
- *   -ENOENT   libcorun-thp.so was not found (beside the corun binary or in
- *             the install libdir): only the malloc tunable is set
- *   -ENOMEM   the environment could not be extended
- * Uses setenv(): call it in a single-threaded child only.
+ * Returns 0 when the program should be exec'd: either everything that
+ * applies was set up (@err then says in one line what, for -v), or nothing
+ * or only part could be, and the program runs unchanged or with what could be
+ * set up -- in that case this function has already said why, in one line on
+ * stderr ("corun: --thp: ..."), and @err holds the same words. The issue's
+ * rule: where THP is "never" or a path is missing, say so plainly and run
+ * the program unchanged; a caller must not fail the run for it.
+ * Returns -ENOMEM (with @err) only when the environment could not be
+ * extended. Uses setenv(): call it in a single-threaded child only.
  */
 int cli_thp_child_setup(char *err, size_t errlen);
 
-/* The same, with the THP settings read below @root (tests replay "never"). */
-int cli_thp_child_setup_at(const char *root, char *err, size_t errlen);
+/*
+ * cli_thp_child_prepare() - the same, reading the THP settings below @root
+ * (NULL: the live system; tests replay "never"), and printing nothing.
+ * Returns 0 when all was set up (@err: what), 1 when nothing or only part
+ * could be (@err: why; the program still runs), or -ENOMEM:
+ *   THP "never" or absent   nothing changed
+ *   libcorun-thp.so missing (beside the corun binary, ../lib, the install
+ *                           libdir): only the malloc tunable is set
+ */
+int cli_thp_child_prepare(const char *root, char *err, size_t errlen);
 
 /*
  * cli_thp_preload_path() - the path of libcorun-thp.so for this corun binary
