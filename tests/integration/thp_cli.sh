@@ -89,6 +89,7 @@ if [[ $mode == madvise ]]; then
   has populate "advised=1 huge_pct=(9[0-9]|100)\b"
   has small "advised=0"; has shared "advised=0"
   has mremap "aligned=1 advised=1"; has mremap "moved=1 data_kept=1"
+  has toolarge "failed=1 enomem=1"
   "$W/preload-probe" > "$tmp/probe"
   has large "advised=0"
   # THP disabled by prctl and inherited: the preload stands aside, --thp clears it.

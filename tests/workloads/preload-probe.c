@@ -97,5 +97,10 @@ int main(int argc, char **argv)
     snprintf(extra, sizeof(extra), " moved=%d data_kept=%d", moved != m,
              moved[0] == 7 && moved[4 * MIB - 1] == 7);
     report("mremap", moved, 64 * MIB, extra);
+
+    /* A length that cannot be mapped fails as it would without the preload. */
+    errno = 0;
+    a = mmap(NULL, SIZE_MAX - 4096, rw, anon, -1, 0);
+    printf("case=toolarge failed=%d enomem=%d\n", a == MAP_FAILED, errno == ENOMEM);
     return 0;
 }

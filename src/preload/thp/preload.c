@@ -115,9 +115,13 @@ static int wanted(size_t len, int flags)
 static void *map_aligned(size_t len, int prot, int flags)
 {
     size_t rounded = (len + page_size - 1) & ~(page_size - 1);
-    void *p = call_mmap(NULL, rounded + huge_size, prot, flags, -1, 0);
     uintptr_t a, al, end, rend;
+    void *p;
 
+    /* A length this close to the top would wrap; the plain call says no. */
+    if (len > SIZE_MAX - huge_size - page_size)
+        return NULL;
+    p = call_mmap(NULL, rounded + huge_size, prot, flags, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
     a = (uintptr_t)p;
