@@ -11,7 +11,7 @@
  *                  (programs that mmap anonymous memory themselves);
  *   THP "never"    nothing can be done: the program runs unchanged.
  *
- * In every case an inherited prctl(PR_SET_THP_DISABLE) is cleared in the
+ * With "always" and "madvise" an inherited prctl(PR_SET_THP_DISABLE) is cleared in the
  * child, since the user asked for huge pages for this program.
  */
 #ifndef CORUN_CLI_THP_LAUNCH_H
