@@ -10,5 +10,6 @@
 #include <corun/sense.h>
 #include <corun/act.h>
 #include <corun/policy.h>
+#include <corun/wait.h>
 
 #endif
