@@ -28,7 +28,9 @@
  * another CPU with a short critical section; short enough that a waiter whose
  * holder was preempted gives its CPU back quickly. See docs/internals/wait.md.
  */
+#ifndef CORUN__WAIT_SPIN_TICKS
 #define CORUN__WAIT_SPIN_TICKS 3000u
+#endif
 
 /* One wait strategy (one backend file). */
 struct corun__wait_ops {
