@@ -98,10 +98,10 @@ CORUN_API int corun_wait_u32(const uint32_t *addr, uint32_t expected, uint64_t t
 
 /*
  * corun_wake_u32() - wake up to @n threads sleeping in corun_wait_u32() on
- * @addr (INT32_MAX for all). Call it after storing the new value. Makes no
- * system call when no thread sleeps on a word that shares @addr's slot in a
- * small table of sleeper counts (a collision costs one useless futex call,
- * never a lost wake-up). Returns the number of threads woken, or a negative
+ * @addr (INT32_MAX for all; @n <= 0 wakes none and returns 0). Call it after
+ * storing the new value. Makes no system call when no thread sleeps on a
+ * word that shares @addr's slot in a small table of sleeper counts (a
+ * collision costs one useless futex call, never a lost wake-up). Returns the number of threads woken, or a negative
  * errno from futex (-EFAULT for a bad address). Thread-safe.
  */
 CORUN_API int corun_wake_u32(uint32_t *addr, int n);

@@ -14,11 +14,16 @@
 #include "common/sys.h"
 #include "corun/wait.h"
 
+/* -DCORUN__WAIT_X86=0 builds the portable paths on x86 too (to test them). */
+#ifndef CORUN__WAIT_X86
 #if defined(__x86_64__) || defined(__i386__)
 #define CORUN__WAIT_X86 1
-#include <x86intrin.h>
 #else
 #define CORUN__WAIT_X86 0
+#endif
+#endif
+#if CORUN__WAIT_X86
+#include <x86intrin.h>
 #endif
 
 /*
@@ -83,7 +88,7 @@ static inline uint64_t corun__wait_ticks(void)
 /* One spin-loop hint: PAUSE on x86, YIELD on arm64, a compiler barrier else. */
 static inline void corun__wait_cpu_relax(void)
 {
-#if CORUN__WAIT_X86
+#if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield" ::: "memory");

@@ -81,7 +81,11 @@ static void lock_slow(struct corun_mutex *m, uint32_t c)
                 return;
             continue;
         }
-        if (!ops->spin(&m->state, c, deadline))
+        /*
+         * Someone already sleeps: the lock is oversubscribed, and another
+         * watcher would only burn a CPU and drag the lock between caches.
+         */
+        if (c == CONTENDED || !ops->spin(&m->state, c, deadline))
             break;
         c = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
     }

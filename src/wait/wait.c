@@ -202,6 +202,8 @@ int corun_wait_u32(const uint32_t *addr, uint32_t expected, uint64_t timeout_ns)
 
 int corun_wake_u32(uint32_t *addr, int n)
 {
+    if (n <= 0)
+        return 0;
     /* The RMW pairs with the waiter's increment; see the top of the file. */
     if (__atomic_fetch_add(slot_of(addr), 0, __ATOMIC_SEQ_CST) == 0)
         return 0;
