@@ -3,24 +3,31 @@
  * and a test-and-test-and-set spinlock ("ttas"), at 1, 2, 4 and 8 threads.
  *
  * For each lock and thread count:
- *   throughput   every thread loops { lock; update two shared cache lines;
- *                unlock; a little private work } for --duration-ms, while an
- *                unrelated bystander thread counts loop iterations alongside;
- *                ops_per_s is lock+unlock pairs per second, cpu_ns_per_op the
- *                workers' CPU time (getrusage RUSAGE_THREAD, user+system) per
- *                pair, bystander_ops_per_s the bystander's iterations per second
- *                (what the waiters left to a thread that does not use the lock).
+ *   throughput   every thread loops { lock; --cs-work (64) dependent multiplies
+ *                written over two shared cache lines; unlock; --work (16)
+ *                private multiplies }: a lock-bound load, where how waiters
+ *                wait decides the result. An unrelated bystander thread counts
+ *                loop iterations alongside. ops_per_s is lock+unlock pairs per
+ *                second; cpu_ns_per_op the workers' CPU time (getrusage
+ *                RUSAGE_THREAD, user+system) per pair; bystander_ops_per_s the
+ *                bystander's iterations per second (what the waiters left to a
+ *                thread that does not use the lock); ctxsw_per_kop the
+ *                workers' context switches per 1,000 pairs.
  *   hand-off     ping-pong: a thread that released the lock does not take it
  *                again until another thread has, so every acquisition is a
- *                hand-off; handoff_ns is the median time from a release to the
- *                next owner's acquisition. null at one thread (nobody to hand
- *                off to).
- * Then, once per lock, the uncontended cost of lock+unlock in one thread.
+ *                hand-off (threads pinned round robin to the allowed CPUs);
+ *                handoff_ns is the median time from a release to the next
+ *                owner's acquisition. null at one thread (nobody to hand off
+ *                to).
+ * Then, per lock, the uncontended cost of lock+unlock in one thread (best of
+ * 5 rounds of 2,000,000). Thread counts are measured one after the other; for
+ * each, the locks take turns, --repeat times, and the medians are reported.
  *
  * Prints a table and a final JSON line; with --json, the JSON line only:
- *   {"strategy": ..., "uncontended_ns": {...}, "results": [{"lock", "threads",
- *    "ops_per_s", "cpu_ns_per_op", "handoff_ns", "bystander_ops_per_s"}]}
- * The default run (3 interleaved repeats, medians) takes about 30 s.
+ *   {"strategy": ..., "repeat": N, "uncontended_ns": {lock: ns...},
+ *    "results": [{"lock", "threads", "ops_per_s", "cpu_ns_per_op",
+ *    "handoff_ns", "bystander_ops_per_s", "ctxsw_per_kop"}]}
+ * The default run (5 interleaved repeats of 200 ms, medians) takes about 30 s.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,7 +46,7 @@
 #define MAX_THREADS 8
 #define MAX_SAMPLES 200000
 
-static unsigned duration_ms = 400, handoff_ms = 150, out_work = 16, cs_work = 64;
+static unsigned duration_ms = 200, handoff_ms = 80, out_work = 16, cs_work = 64;
 static bool json_only;
 
 static uint64_t now_ns(void)
@@ -497,7 +504,7 @@ int main(int argc, char **argv)
     static struct result raw[MAX_REPEAT][NLOCKS][NCOUNTS];
     static double unc_raw[NLOCKS][MAX_REPEAT];
     bool want[NLOCKS][NCOUNTS] = {{false}}, want_lock[NLOCKS] = {false};
-    unsigned repeat = 3;
+    unsigned repeat = 5;
     int c;
 
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -534,14 +541,17 @@ int main(int argc, char **argv)
 
     /*
      * Interleaved: for each thread count, every repeat measures each lock in
-     * turn, a second or so apart, so that the noise of a shared machine falls
-     * on all locks alike.
+     * turn, a second or so apart, starting with a different lock each time,
+     * so that the noise of a shared machine falls on all locks alike.
      */
     for (unsigned i = 0; i < NCOUNTS; i++)
         for (unsigned r = 0; r < repeat; r++)
-            for (int k = 0; k < NLOCKS; k++)
+            for (int j = 0; j < NLOCKS; j++) {
+                int k = (j + (int)r) % NLOCKS; /* rotate who goes first */
+
                 if (want[k][i])
                     measure(k, thread_counts[i], &raw[r][k][i]);
+            }
     for (unsigned r = 0; r < repeat; r++)
         for (int k = 0; k < NLOCKS; k++)
             if (want_lock[k])
