@@ -128,7 +128,8 @@ CORUN_API void corun_mutex_init(struct corun_mutex *m);
 /*
  * corun_mutex_lock() - take @m, waiting as long as needed: one atomic
  * compare-and-swap when free; otherwise the wait strategy for about a
- * microsecond, then futex sleep. Never fails.
+ * microsecond (unless another waiter already sleeps), then futex sleep.
+ * Never fails.
  */
 CORUN_API void corun_mutex_lock(struct corun_mutex *m);
 

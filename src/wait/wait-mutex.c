@@ -64,9 +64,10 @@ void corun_mutex_init(struct corun_mutex *m)
 }
 
 /*
- * The contended path of corun_mutex_lock(): @c is the state last seen. First
- * watch the word until the deadline, taking the lock if it is seen free;
- * then announce a sleeper (state 2) and sleep until an exchange finds it free.
+ * The contended path of corun_mutex_lock(): @c is the state last seen. While
+ * nobody sleeps (state 1), watch the word until the deadline, taking the lock
+ * if it is seen free; then announce a sleeper (state 2) and sleep until an
+ * exchange finds it free.
  */
 static void lock_slow(struct corun_mutex *m, uint32_t c)
 {
@@ -88,6 +89,16 @@ static void lock_slow(struct corun_mutex *m, uint32_t c)
         if (c == CONTENDED || !ops->spin(&m->state, c, deadline))
             break;
         c = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+        if (c == FREE) {
+            /*
+             * Seen free: leave the releaser a moment to take it back. If it
+             * does, the lock is saturated, and it running the critical
+             * sections back to back, its cache hot, beats passing the lock
+             * and its data to this CPU; we watch on and soon sleep.
+             */
+            ops->relax(0);
+            c = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+        }
     }
     /*
      * Taking the lock with 2 after sleeping is what keeps the others' wake-ups
