@@ -116,20 +116,36 @@ static const char *const lock_names[NLOCKS] = {"pthread_mutex", "pthread_spin", 
 static inline __attribute__((always_inline)) void do_lock(enum lock_kind k)
 {
     switch (k) {
-    case PTHREAD_MUTEX: pthread_mutex_lock(&locks.pm); break;
-    case PTHREAD_SPIN: pthread_spin_lock(&locks.ps); break;
-    case TTAS: ttas_lock(&locks.ttas); break;
-    default: corun_mutex_lock(&locks.cm); break;
+    case PTHREAD_MUTEX:
+        pthread_mutex_lock(&locks.pm);
+        break;
+    case PTHREAD_SPIN:
+        pthread_spin_lock(&locks.ps);
+        break;
+    case TTAS:
+        ttas_lock(&locks.ttas);
+        break;
+    default:
+        corun_mutex_lock(&locks.cm);
+        break;
     }
 }
 
 static inline __attribute__((always_inline)) void do_unlock(enum lock_kind k)
 {
     switch (k) {
-    case PTHREAD_MUTEX: pthread_mutex_unlock(&locks.pm); break;
-    case PTHREAD_SPIN: pthread_spin_unlock(&locks.ps); break;
-    case TTAS: ttas_unlock(&locks.ttas); break;
-    default: corun_mutex_unlock(&locks.cm); break;
+    case PTHREAD_MUTEX:
+        pthread_mutex_unlock(&locks.pm);
+        break;
+    case PTHREAD_SPIN:
+        pthread_spin_unlock(&locks.ps);
+        break;
+    case TTAS:
+        ttas_unlock(&locks.ttas);
+        break;
+    default:
+        corun_mutex_unlock(&locks.cm);
+        break;
     }
 }
 
@@ -203,10 +219,18 @@ static void *worker_main(void *p)
     start_line();
     cpu0 = thread_cpu_ns(&csw0);
     switch (w->kind) {
-    case PTHREAD_MUTEX: THROUGHPUT_LOOP(PTHREAD_MUTEX); break;
-    case PTHREAD_SPIN: THROUGHPUT_LOOP(PTHREAD_SPIN); break;
-    case TTAS: THROUGHPUT_LOOP(TTAS); break;
-    default: THROUGHPUT_LOOP(CORUN_MUTEX); break;
+    case PTHREAD_MUTEX:
+        THROUGHPUT_LOOP(PTHREAD_MUTEX);
+        break;
+    case PTHREAD_SPIN:
+        THROUGHPUT_LOOP(PTHREAD_SPIN);
+        break;
+    case TTAS:
+        THROUGHPUT_LOOP(TTAS);
+        break;
+    default:
+        THROUGHPUT_LOOP(CORUN_MUTEX);
+        break;
     }
     w->cpu_ns = thread_cpu_ns(&csw1) - cpu0;
     w->csw = csw1 - csw0;
@@ -336,7 +360,7 @@ struct result {
     unsigned threads;
     double ops_per_s, cpu_ns_per_op, bystander_ops_per_s;
     double csw_per_kop; /* context switches of the workers per 1,000 operations */
-    double handoff_ns; /* < 0: not measured */
+    double handoff_ns;  /* < 0: not measured */
 };
 
 static void measure(enum lock_kind kind, unsigned n, struct result *r)
@@ -423,9 +447,11 @@ static double uncontended_ns(enum lock_kind kind)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: wait [--json] [--repeat N] [--duration-ms N] [--handoff-ms N]\n"
-               "            [--cs-work N] [--work N] [--strategy pause|umwait|mwaitx]\n"
-               "            [--threads 1,2,4,8] [--locks pthread_mutex,pthread_spin,ttas,corun_mutex]\n");
+    fprintf(
+        f,
+        "usage: wait [--json] [--repeat N] [--duration-ms N] [--handoff-ms N]\n"
+        "            [--cs-work N] [--work N] [--strategy pause|umwait|mwaitx]\n"
+        "            [--threads 1,2,4,8] [--locks pthread_mutex,pthread_spin,ttas,corun_mutex]\n");
 }
 
 static bool in_list(const char *list, const char *name)
@@ -509,20 +535,40 @@ int main(int argc, char **argv)
 
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 'j': json_only = true; break;
-        case 'r': repeat = (unsigned)atoi(optarg); break;
-        case 'd': duration_ms = (unsigned)atoi(optarg); break;
-        case 'H': handoff_ms = (unsigned)atoi(optarg); break;
-        case 'w': out_work = (unsigned)atoi(optarg); break;
-        case 'c': cs_work = (unsigned)atoi(optarg); break;
-        case 't': threads_list = optarg; break;
-        case 'l': locks_list = optarg; break;
+        case 'j':
+            json_only = true;
+            break;
+        case 'r':
+            repeat = (unsigned)atoi(optarg);
+            break;
+        case 'd':
+            duration_ms = (unsigned)atoi(optarg);
+            break;
+        case 'H':
+            handoff_ms = (unsigned)atoi(optarg);
+            break;
+        case 'w':
+            out_work = (unsigned)atoi(optarg);
+            break;
+        case 'c':
+            cs_work = (unsigned)atoi(optarg);
+            break;
+        case 't':
+            threads_list = optarg;
+            break;
+        case 'l':
+            locks_list = optarg;
+            break;
         case 's':
             if (parse_strategy(optarg) < 0)
                 return 2;
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (repeat < 1 || repeat > MAX_REPEAT) {
@@ -624,8 +670,8 @@ int main(int argc, char **argv)
 
             if (!want[k][i])
                 continue;
-            printf("%s{\"lock\": \"%s\", \"threads\": %u, ", first ? "" : ", ",
-                   lock_names[k], m->threads);
+            printf("%s{\"lock\": \"%s\", \"threads\": %u, ", first ? "" : ", ", lock_names[k],
+                   m->threads);
             print_num("ops_per_s", m->ops_per_s, true);
             print_num("cpu_ns_per_op", m->cpu_ns_per_op, true);
             print_num("handoff_ns", m->handoff_ns, true);

@@ -101,8 +101,9 @@ CORUN_API int corun_wait_u32(const uint32_t *addr, uint32_t expected, uint64_t t
  * @addr (INT32_MAX for all; @n <= 0 wakes none and returns 0). Call it after
  * storing the new value. Makes no system call when no thread sleeps on a
  * word that shares @addr's slot in a small table of sleeper counts (a
- * collision costs one useless futex call, never a lost wake-up). Returns the number of threads woken, or a negative
- * errno from futex (-EFAULT for a bad address). Thread-safe.
+ * collision costs one useless futex call, never a lost wake-up). Returns the
+ * number of threads woken, or a negative errno from futex (-EFAULT for a bad
+ * address). Thread-safe.
  */
 CORUN_API int corun_wake_u32(uint32_t *addr, int n);
 
@@ -114,13 +115,16 @@ CORUN_API int corun_wake_u32(uint32_t *addr, int n);
  * allocated, embeddable, no destructor; initialise it with
  * CORUN_MUTEX_INIT or corun_mutex_init(). Not recursive. Unlocking from a
  * thread other than the owner is a bug (asserted in the checking build).
- * Fields are private.
+ * Fields are private. Lock, trylock, unlock and the held checks are
+ * thread-safe; init is not (call it before sharing @m). Process-private.
  */
 struct corun_mutex {
     uint32_t state;
     uint32_t owner;
 };
+/* clang-format off */
 #define CORUN_MUTEX_INIT {0, 0}
+/* clang-format on */
 
 /* Sets @m free. Never fails. */
 CORUN_API void corun_mutex_init(struct corun_mutex *m);
@@ -162,8 +166,11 @@ CORUN_API bool corun_mutex_notheld(const struct corun_mutex *m);
 struct corun_cond {
     uint32_t seq;
 };
+/* clang-format off */
 #define CORUN_COND_INIT {0}
+/* clang-format on */
 
+/* Sets @c to its initial state. Never fails; not thread-safe (call it first). */
 CORUN_API void corun_cond_init(struct corun_cond *c);
 
 /*

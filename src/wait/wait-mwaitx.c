@@ -13,9 +13,9 @@
  */
 #include "wait/wait-internal.h"
 
-#define CPUID81_ECX_MONITORX (1u << 29)
+#define CPUID81_ECX_MONITORX    (1u << 29)
 #define MWAITX_ECX_TIMER_ENABLE (1u << 1)
-#define MWAITX_HINT_C0 0xf0u
+#define MWAITX_HINT_C0          0xf0u
 
 static bool mwaitx_probe(const char **why)
 {
@@ -38,8 +38,8 @@ static bool mwaitx_probe(const char **why)
 }
 
 #if CORUN__WAIT_X86
-__attribute__((target("mwaitx"))) static bool mwaitx_spin(const uint32_t *addr,
-                                                           uint32_t expected, uint64_t deadline)
+__attribute__((target("mwaitx"))) static bool mwaitx_spin(const uint32_t *addr, uint32_t expected,
+                                                          uint64_t deadline)
 {
     for (;;) {
         uint64_t now;

@@ -17,7 +17,7 @@
 #include "wait/wait-internal.h"
 
 #define CPUID7_ECX_WAITPKG (1u << 5)
-#define UMWAIT_C01 1u /* control bit 0 set: the lighter C0.1 state */
+#define UMWAIT_C01         1u /* control bit 0 set: the lighter C0.1 state */
 
 static bool umwait_probe(const char **why)
 {
@@ -40,8 +40,8 @@ static bool umwait_probe(const char **why)
 }
 
 #if CORUN__WAIT_X86
-__attribute__((target("waitpkg"))) static bool umwait_spin(const uint32_t *addr,
-                                                            uint32_t expected, uint64_t deadline)
+__attribute__((target("waitpkg"))) static bool umwait_spin(const uint32_t *addr, uint32_t expected,
+                                                           uint64_t deadline)
 {
     for (;;) {
         /* Arm first, then read: a write after the read still ends the nap. */

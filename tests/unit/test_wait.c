@@ -22,8 +22,7 @@
 
 /* ---- seams ------------------------------------------------------------------ */
 
-static long (*real_futex)(uint32_t *, int, uint32_t, const struct timespec *, uint32_t *,
-                          uint32_t);
+static long (*real_futex)(uint32_t *, int, uint32_t, const struct timespec *, uint32_t *, uint32_t);
 static unsigned n_wait, n_wake;
 static int fail_errno; /* when set, FUTEX_WAIT fails with it without sleeping */
 
@@ -99,7 +98,7 @@ static bool some_futex_wait(void *arg)
 /* ---- mutex: exact totals ------------------------------------------------------ */
 
 #define NTHREADS 8
-#define NINCS 20000
+#define NINCS    20000
 
 static struct corun_mutex counter_lock = CORUN_MUTEX_INIT;
 static uint64_t counter; /* protected by counter_lock; TSan checks that it is */
@@ -309,7 +308,7 @@ static void test_wake_without_waiters_makes_no_syscall(void **state)
 
 /* ---- condition variable ------------------------------------------------------- */
 
-#define QCAP 4
+#define QCAP   4
 #define NITEMS 20000
 
 struct queue {
@@ -360,9 +359,8 @@ static void *consumer(void *p)
 
 static void test_cond_queue_exact(void **state)
 {
-    static struct queue q = {.m = CORUN_MUTEX_INIT,
-                             .not_empty = CORUN_COND_INIT,
-                             .not_full = CORUN_COND_INIT};
+    static struct queue q = {
+        .m = CORUN_MUTEX_INIT, .not_empty = CORUN_COND_INIT, .not_full = CORUN_COND_INIT};
     pthread_t t[4];
 
     assert_int_equal(pthread_create(&t[0], NULL, producer, &q), 0);
