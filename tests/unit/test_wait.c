@@ -306,6 +306,54 @@ static void test_wake_without_waiters_makes_no_syscall(void **state)
     assert_int_equal(waits(), 0);
 }
 
+/*
+ * Two threads pass a token back and forth through one word 20,000 times with
+ * corun_wait_u32/corun_wake_u32. A lost wake-up (the race between a waiter
+ * registering as a sleeper and a waker checking for sleepers) would leave a
+ * waiter asleep until its 5 s timeout; none may time out.
+ */
+#define NROUNDS 20000
+
+struct pingpong {
+    uint32_t turn; /* whose move: 0 or 1 */
+    unsigned timeouts;
+};
+
+/* Makes NROUNDS moves as player @me; gives up at the first timeout. */
+static void play(struct pingpong *pp, uint32_t me)
+{
+    for (int i = 0; i < NROUNDS; i++) {
+        uint32_t t;
+
+        while ((t = __atomic_load_n(&pp->turn, __ATOMIC_ACQUIRE)) != me) {
+            if (corun_wait_u32(&pp->turn, t, 5000000000ull) == -ETIMEDOUT) {
+                __atomic_fetch_add(&pp->timeouts, 1, __ATOMIC_RELAXED);
+                return;
+            }
+        }
+        __atomic_store_n(&pp->turn, !me, __ATOMIC_RELEASE);
+        corun_wake_u32(&pp->turn, 1);
+    }
+}
+
+static void *play_one(void *p)
+{
+    play(p, 1);
+    return NULL;
+}
+
+static void test_wait_wake_pingpong_loses_nothing(void **state)
+{
+    struct pingpong pp = {0};
+    pthread_t t;
+
+    assert_int_equal(pthread_create(&t, NULL, play_one, &pp), 0);
+    play(&pp, 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(pp.timeouts, 0);
+    assert_int_equal(pp.turn, 0); /* 2 x 20,000 moves: back to the start */
+}
+
 /* ---- condition variable ------------------------------------------------------- */
 
 #define QCAP   4
@@ -530,6 +578,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wake_reaches_sleeper, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wake_without_waiters_makes_no_syscall, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_wait_wake_pingpong_loses_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cond_queue_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cond_timeout_keeps_mutex, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detect_waitpkg, setup, teardown),
