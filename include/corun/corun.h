@@ -13,5 +13,6 @@
 #include <corun/policy.h>
 #include <corun/platform.h>
 #include <corun/thp.h>
+#include <corun/wait.h>
 
 #endif
