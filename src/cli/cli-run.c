@@ -1,0 +1,272 @@
+/*
+ * cli-run.c — `corun run`: one command, placed by a policy (or on --cpus),
+ * measured, with a stat-like report on stderr at the end. The exit status is
+ * the command's (128+N when a signal N killed it). SIGINT and SIGTERM sent to
+ * corun are passed on to the command; its placement is undone (journal and
+ * all) on every way out but a crash, which `corun restore` covers.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/json.h"
+#include "cli/place.h"
+#include "cli/run-measure.h"
+#include "cli/spawn.h"
+#include "cli/topo-load.h"
+
+struct run_args {
+    const char *policy, *cpus, *actuator, *json, *journal;
+    bool thp;
+    char **argv;
+};
+
+/* Where the command goes: the --cpus list, or the policy's CPU for one task
+ * of unknown class. Leaves @set empty for "leave it to the kernel". 0 or an
+ * exit status. */
+static int choose(const struct run_args *a, const struct corun_policy *pol,
+                  struct corun_cpuset *set)
+{
+    struct corun_task_profile t = {.id = 0, .cls = CORUN_CLASS_UNKNOWN, .weight = 1, .cpu = -1};
+    struct corun_topo *topo = NULL;
+    int cpu = -1, err;
+
+    if (a->cpus) {
+        size_t bad = 0;
+
+        err = corun_cpuset_parse(set, a->cpus, &bad);
+        if (err || corun_cpuset_count(set) == 0)
+            return cli_usage_error("run", "--cpus '%s': not a CPU list (at offset %zu)", a->cpus,
+                                   bad);
+        return 0;
+    }
+    t.ipc = t.freq_ratio = t.llc_mpki = t.llc_miss_ratio = t.mem_bw_bps = t.cpu_util = NAN;
+    if ((err = cli_topo_load("run", NULL, NULL, &topo)))
+        return err;
+    {
+        struct corun_snapshot snap = {.topo = topo, .ntasks = 1, .tasks = &t, .seed = 1};
+        struct corun_plan plan = {.ntasks = 1, .cpu = &cpu};
+
+        err = pol->place(&snap, &plan);
+    }
+    if (!err && cpu >= 0)
+        err = cli_dense_to_set(topo, cpu, set);
+    corun_topo_free(topo);
+    if (err) {
+        cli_error("run", "policy %s: %s", pol->name, corun_strerror(err));
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static void print_report(FILE *f, const struct run_args *a, const struct run_measure *m,
+                         const char *policy, const char *placed, int status)
+{
+    fprintf(f, "\n corun run '");
+    for (char **p = a->argv; *p; p++)
+        fprintf(f, "%s%s", p == a->argv ? "" : " ", *p);
+    fprintf(f, "' (policy %s, CPUs %s):\n\n", policy, placed);
+    if (WIFSIGNALED(status))
+        fprintf(f, "  %14s  %-22s\n", strsignal(WTERMSIG(status)), "killed by signal");
+    else
+        fprintf(f, "  %14d  %-22s\n", WEXITSTATUS(status), "exit status");
+    fprintf(f, "  %14.3f  %-22s\n", m->wall_s, "seconds wall time");
+    fprintf(f, "  %14.3f  %-22s (user %.3f, sys %.3f)\n", m->cpu_s, "seconds CPU time",
+            m->user_s, m->sys_s);
+    for (unsigned i = 0; i < m->nmetrics; i++) {
+        const struct run_metric *r = &m->metrics[i];
+
+        if (r->missing)
+            fprintf(f, "  %14s  %-22s (%s)\n", "<missing>", r->name, r->missing);
+        else if (r->value == floor(r->value) && fabs(r->value) < 1e15)
+            fprintf(f, "  %14.0f  %-22s %s\n", r->value, r->name, r->unit);
+        else
+            fprintf(f, "  %14.3f  %-22s %s\n", r->value, r->name, r->unit);
+    }
+    fputc('\n', f);
+}
+
+void cli_json_metrics(struct json *j, const struct run_measure *m);
+void cli_json_metrics(struct json *j, const struct run_measure *m)
+{
+    json_key(j, "metrics");
+    json_obj_begin_inline(j);
+    for (unsigned i = 0; i < m->nmetrics; i++)
+        json_kdouble(j, m->metrics[i].name, m->metrics[i].value);
+    json_obj_end(j);
+}
+
+static int write_json(const struct run_args *a, const struct run_measure *m, const char *policy,
+                      const char *placed, int status)
+{
+    FILE *f = strcmp(a->json, "-") ? fopen(a->json, "w") : stdout;
+    struct json j;
+
+    if (!f) {
+        cli_error("run", "%s: %s", a->json, strerror(errno));
+        return -1;
+    }
+    json_init(&j, f);
+    json_obj_begin(&j);
+    json_key(&j, "command");
+    json_arr_begin_inline(&j);
+    for (char **p = a->argv; *p; p++)
+        json_str(&j, *p);
+    json_arr_end(&j);
+    json_kstr(&j, "policy", policy);
+    json_kstr(&j, "cpus", placed);
+    json_kint_or_null(&j, "exit_status", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    json_kint_or_null(&j, "signal", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+    json_kdouble(&j, "wall_s", m->wall_s);
+    json_kdouble(&j, "cpu_s", m->cpu_s);
+    cli_json_metrics(&j, m);
+    json_key(&j, "missing");
+    json_obj_begin_inline(&j);
+    for (unsigned i = 0; i < m->nmetrics; i++)
+        if (m->metrics[i].missing)
+            json_kstr(&j, m->metrics[i].name, m->metrics[i].missing);
+    json_obj_end(&j);
+    json_obj_end(&j);
+    json_end(&j);
+    if (f != stdout)
+        fclose(f);
+    return 0;
+}
+
+/* Waits for @pid, forwarding SIGINT/SIGTERM and re-placing new threads
+ * every half second. Returns the wait status and fills @ru. */
+static int wait_child(pid_t pid, const struct corun_act_ops *ops, void *act,
+                      const struct corun_cpuset *set, struct rusage *ru)
+{
+    struct timespec tick = {.tv_sec = 0, .tv_nsec = 500000000};
+    sigset_t sigs;
+    int status = 0;
+
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGCHLD);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    for (;;) {
+        pid_t w = wait4(pid, &status, WNOHANG, ru);
+        int sig;
+
+        if (w == pid)
+            return status;
+        if (w < 0 && errno != EINTR)
+            return 0;
+        sig = sigtimedwait(&sigs, NULL, &tick);
+        if (sig == SIGINT || sig == SIGTERM)
+            kill(pid, sig);
+        else if (sig < 0 && ops && corun_cpuset_count(set))
+            ops->apply(act, pid, set); /* pick up threads born since */
+    }
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"policy", required_argument, NULL, 'p'}, {"cpus", required_argument, NULL, 'c'},
+        {"actuator", required_argument, NULL, 'a'}, {"thp", no_argument, NULL, 't'},
+        {"json", required_argument, NULL, 'J'}, {"journal", required_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    struct run_args a = {0};
+    const struct corun_policy *pol;
+    const struct corun_act_ops *ops = NULL;
+    struct corun_cpuset set = {0};
+    struct spawn_opts so = {0};
+    struct run_measure m;
+    struct rusage ru = {0};
+    struct spawn sp;
+    sigset_t sigs, old;
+    char jdir[4096], placed[256] = "any (not pinned)", why[512];
+    void *act = NULL;
+    int c, rc, status, err;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+p:c:a:tJ:j:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p': a.policy = optarg; break;
+        case 'c': a.cpus = optarg; break;
+        case 'a': a.actuator = optarg; break;
+        case 't': a.thp = true; break;
+        case 'J': a.json = optarg; break;
+        case 'j': a.journal = optarg; break;
+        case 'h': cli_usage(stdout, "run"); return CLI_EXIT_OK;
+        default: return cli_usage_error("run", "bad option");
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("run", "no command given (corun run [OPTIONS] -- CMD [ARGS])");
+    a.argv = argv + optind;
+    cli_test_faults();
+    if (!(pol = cli_policy_get("run", a.policy)))
+        return CLI_EXIT_USAGE;
+    if (corun_cpuset_init(&set, 64))
+        return CLI_EXIT_FAIL;
+    if ((rc = choose(&a, pol, &set)))
+        goto out_set;
+    if (corun_cpuset_count(&set)) {
+        corun_cpuset_format(&set, placed, sizeof(placed));
+        rc = cli_act_open("run", a.actuator, cli_journal_dir(a.journal, jdir, sizeof(jdir)),
+                          &ops, &act);
+        if (rc)
+            goto out_set;
+    }
+
+    /* Signals are taken synchronously (sigtimedwait) from here on; the
+     * child unblocks them before exec. */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGCHLD);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigprocmask(SIG_BLOCK, &sigs, &old);
+    so.argv = a.argv;
+    so.thp = a.thp;
+    if ((err = spawn_start(&so, &sp))) {
+        cli_error("run", "fork: %s", corun_strerror(err));
+        rc = CLI_EXIT_FAIL;
+        goto out_mask;
+    }
+    run_measure_start(&m, sp.pid);
+    if (ops && (err = ops->apply(act, sp.pid, &set))) {
+        /* Never fatal: the command runs where the kernel puts it. */
+        cli_error("run", "placing on CPUs %s (%s): %s; running unplaced", placed, ops->name,
+                  corun_strerror(err));
+        snprintf(placed, sizeof(placed), "any (placement failed)");
+    }
+    if ((err = spawn_release(&sp, why, sizeof(why)))) {
+        cli_error("run", "%s", why);
+        wait4(sp.pid, &status, 0, &ru);
+        rc = strstr(why, "--thp") ? CLI_EXIT_FAIL : 127;
+        goto out_restore;
+    }
+    status = wait_child(sp.pid, ops, act, &set, &ru);
+    run_measure_finish(&m, &ru);
+    print_report(stderr, &a, &m, pol->name, placed, status);
+    if (a.json)
+        write_json(&a, &m, pol->name, placed, status);
+    rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+out_restore:
+    if (ops && (err = ops->restore_all(act)))
+        cli_error("run", "restoring the placement: %s (journal kept; try corun restore)",
+                  corun_strerror(err));
+out_mask:
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (ops)
+        ops->close(act);
+out_set:
+    corun_cpuset_release(&set);
+    return rc;
+}
+
+CLI_COMMAND(run, cmd_run, "run one command placed by a policy, and measure it",
+            "corun run [--policy P] [--cpus LIST] [--actuator affinity|cpuset|dryrun]\n"
+            "          [--thp] [--json FILE] [--journal DIR] -- CMD [ARGS]")

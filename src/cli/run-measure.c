@@ -1,0 +1,129 @@
+/*
+ * run-measure.c — measuring launched commands (see run-measure.h). The
+ * counters come with the sense box; until then each counter metric is
+ * reported missing with the reason, never as a number.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/run-measure.h"
+
+#define MISSING_SENSE "counters come from the sense box, not built into this corun yet"
+
+double run_now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t now_ns(void)
+{
+    return (uint64_t)(run_now_s() * 1e9);
+}
+
+void run_measure_start(struct run_measure *m, pid_t pid)
+{
+    memset(m, 0, sizeof(*m));
+    m->pid = pid;
+    m->t0_ns = now_ns();
+}
+
+static void add(struct run_measure *m, const char *name, double v, const char *unit,
+                const char *missing)
+{
+    if (m->nmetrics < RUN_MAX_METRICS)
+        m->metrics[m->nmetrics++] = (struct run_metric){name, missing ? NAN : v, unit, missing};
+}
+
+static double tv_s(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
+
+void run_measure_finish(struct run_measure *m, const struct rusage *ru)
+{
+    m->t1_ns = now_ns();
+    m->wall_s = (double)(m->t1_ns - m->t0_ns) * 1e-9;
+    m->user_s = tv_s(ru->ru_utime);
+    m->sys_s = tv_s(ru->ru_stime);
+    m->cpu_s = m->user_s + m->sys_s;
+    m->nmetrics = 0;
+    add(m, "cpu_util", m->wall_s > 0 ? m->cpu_s / m->wall_s : NAN, "CPUs",
+        m->wall_s > 0 ? NULL : "no wall time");
+    add(m, "max_rss_bytes", (double)ru->ru_maxrss * 1024.0, "bytes", NULL);
+    add(m, "minor_faults", (double)ru->ru_minflt, "", NULL);
+    add(m, "major_faults", (double)ru->ru_majflt, "", NULL);
+    add(m, "voluntary_switches", (double)ru->ru_nvcsw, "", NULL);
+    add(m, "involuntary_switches", (double)ru->ru_nivcsw, "", NULL);
+    add(m, "instructions", 0, "", MISSING_SENSE);
+    add(m, "cycles", 0, "", MISSING_SENSE);
+    add(m, "ipc", 0, "", MISSING_SENSE);
+    add(m, "llc_mpki", 0, "", MISSING_SENSE);
+}
+
+const struct run_metric *run_measure_metric(const struct run_measure *m, const char *name)
+{
+    for (unsigned i = 0; i < m->nmetrics; i++)
+        if (!strcmp(m->metrics[i].name, name))
+            return &m->metrics[i];
+    return NULL;
+}
+
+/* Reads pgrp and utime+stime+cutime+cstime (seconds) of /proc/PID/stat. */
+static bool read_stat(const char *pid, pid_t *pgrp, double *cpu_s)
+{
+    static long tick;
+    char path[64], buf[1024], *p;
+    unsigned long long ut, st, cut, cst;
+    int pg;
+    FILE *f;
+    size_t n;
+
+    if (!tick)
+        tick = sysconf(_SC_CLK_TCK);
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+    f = fopen(path, "re");
+    if (!f)
+        return false;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    /* fields after the comm: state ppid pgrp session tty tpgid flags minflt
+     * cminflt majflt cmajflt utime stime cutime cstime */
+    if (!p || sscanf(p + 2, "%*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &pg,
+                     &ut, &st, &cut, &cst) != 5)
+        return false;
+    *pgrp = pg;
+    *cpu_s = (double)(ut + st + cut + cst) / (double)tick;
+    return true;
+}
+
+void run_measure_groups_cpu(const pid_t *pgids, unsigned n, double *out)
+{
+    struct dirent *d;
+    DIR *dir;
+
+    for (unsigned i = 0; i < n; i++)
+        out[i] = 0;
+    if (n == 0 || !(dir = opendir("/proc")))
+        return;
+    while ((d = readdir(dir))) {
+        pid_t pg;
+        double cpu;
+
+        if (d->d_name[0] < '1' || d->d_name[0] > '9' || !read_stat(d->d_name, &pg, &cpu))
+            continue;
+        for (unsigned i = 0; i < n; i++)
+            if (pgids[i] == pg)
+                out[i] += cpu;
+    }
+    closedir(dir);
+}
