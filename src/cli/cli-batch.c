@@ -86,11 +86,43 @@ static unsigned running_profiles(const struct batch *b, struct corun_task_profil
 }
 
 /*
+ * The expected cost of task @c beside the running tasks if it waited: the
+ * same neighbours' places taken by a typical other queued job. (With no
+ * other queued job, waiting changes nothing: the cost now.)
+ */
+static double cost_later(struct batch *b, const struct job_run *cand,
+                         const struct corun_task_profile *c,
+                         const struct corun_task_profile *running, unsigned nrun)
+{
+    double sum = 0;
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < b->njobs && n < 64; i++) {
+        const struct job_run *q = &b->runs[i];
+
+        if (q->state != JOB_QUEUED || q == cand)
+            continue;
+        for (unsigned k = 0; k < nrun; k++) {
+            struct corun_task_profile qp;
+
+            job_profile(b, q, 0, running[k].cpu, &qp);
+            sum += sched_pair_cost(b->topo, c, &qp);
+        }
+        n++;
+    }
+    return n ? sum / n : sched_cost_with(b->topo, c, running, nrun);
+}
+
+/*
  * Chooses the next job to start and its dense CPU (-1: not pinned). Among
  * the first WINDOW queued jobs, the policy places each beside the running
- * ones; the one with the least predicted interference wins, ties going to
- * the heavier, then the earlier job. The first queued job passed over
- * 2*jmax times goes next regardless, so no job starves. FIFO for `linux`.
+ * ones; each gets the interference predicted with them now, less what it
+ * would meet later among the jobs still queued. The lowest wins: a
+ * memory-bound job starts beside a compute-bound one rather than leaving all
+ * the compute-bound jobs to be used up first and the memory-bound ones to
+ * meet each other at the end. Ties go to the heavier, then the earlier job.
+ * The first queued job passed over 2*jmax times goes next regardless, so no
+ * job starves. First in, first out for the `linux` policy.
  */
 static struct job_run *pick_next(struct batch *b, struct corun_task_profile *tasks, int *cpu_out)
 {
@@ -120,6 +152,8 @@ static struct job_run *pick_next(struct batch *b, struct corun_task_profile *tas
             cpu = plan.cpu[nrun];
         tasks[nrun].cpu = cpu;
         cost = sched_cost_with(b->topo, &tasks[nrun], tasks, nrun);
+        if (!b->fifo)
+            cost -= cost_later(b, r, &tasks[nrun], tasks, nrun);
         if (!best || cost < best_cost - 1e-9 ||
             (cost < best_cost + 1e-9 && r->spec->weight > best->spec->weight)) {
             best = r;
@@ -130,13 +164,10 @@ static struct job_run *pick_next(struct batch *b, struct corun_task_profile *tas
             break;
     }
     free(plan_cpu);
-    if (best && best != head) {
-        /* Jobs passed over age towards their turn. */
-        for (unsigned i = 0; i < b->njobs; i++)
-            if (b->runs[i].state == JOB_QUEUED && &b->runs[i] != best &&
-                &b->runs[i] < best)
-                b->runs[i].skipped++;
-    }
+    /* Jobs passed over age towards their turn. */
+    for (unsigned i = 0; best && &b->runs[i] < best; i++)
+        if (b->runs[i].state == JOB_QUEUED)
+            b->runs[i].skipped++;
     *cpu_out = best_cpu;
     return best;
 }
