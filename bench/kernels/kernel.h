@@ -49,21 +49,23 @@ struct kernel_thread {
     uint64_t out;
 };
 
-static void *kernel_thread_main(void *p)
-{
-    struct kernel_thread *t = p;
-
-    pthread_barrier_wait(&kernel_barrier);
-    t->out = t->fn(t->a, t->idx);
-    return NULL;
-}
-
 static void kernel_wait_file(const char *path)
 {
     struct timespec ts = {.tv_sec = 0, .tv_nsec = 2000000};
 
     while (access(path, F_OK) != 0)
         nanosleep(&ts, NULL); /* the program's own idle wait, not a test's */
+}
+
+static void *kernel_thread_main(void *p)
+{
+    struct kernel_thread *t = p;
+
+    pthread_barrier_wait(&kernel_barrier);
+    t->out = t->fn(t->a, t->idx);
+    if (t->a->wait)
+        kernel_wait_file(t->a->wait); /* stay alive to be inspected */
+    return NULL;
 }
 
 static int kernel_main(int argc, char **argv, kernel_fn fn, unsigned long n, unsigned long kib)

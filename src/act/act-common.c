@@ -123,7 +123,7 @@ struct set_ctx {
     const struct corun_cpuset *cpus;
     const struct corun_journal_entry *orig; /* restore: per-thread masks */
     pid_t *done;
-    unsigned ndone, cap;
+    unsigned ndone, cap, nset;
     bool new_seen;
     int err;
 };
@@ -165,6 +165,8 @@ static int set_one(void *ctx, pid_t tid)
     c->done[c->ndone++] = tid;
     c->new_seen = true;
     err = corun__mask_set(tid, mask_for(c, tid));
+    if (!err)
+        c->nset++;
     /* A thread exiting between the listing and the call is not a failure. */
     if (err && err != -ESRCH && !c->err)
         c->err = err;
@@ -186,6 +188,9 @@ static int set_threads(int rootfd, pid_t pid, struct set_ctx *c)
     free(c->done);
     if (err)
         return err;
+    /* Every thread vanished under us: the process is gone. */
+    if (!c->err && c->ndone && !c->nset)
+        return -ESRCH;
     return c->err;
 }
 
