@@ -31,7 +31,7 @@ struct job_run {
     unsigned skipped;    /* times another job was chosen ahead of it */
     double live_cpu_s, live_t, live_util; /* CPU use as it runs */
     unsigned moves;      /* re-placements while running */
-    pid_t applied[16];   /* processes of the job we placed (for restore) */
+    pid_t applied[64];   /* processes of the job we placed (for restore) */
     unsigned napplied;
 };
 

@@ -313,13 +313,13 @@ static unsigned group_pids(pid_t pgid, pid_t *out, unsigned max)
 
 static void move_job(struct batch *b, struct job_run *r, int cpu)
 {
-    pid_t pids[16];
+    pid_t pids[64];
     unsigned n = 1;
     int err;
 
     pids[0] = r->pid;
     if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
-        n = group_pids(r->pid, pids, 16);
+        n = group_pids(r->pid, pids, 64);
     for (unsigned i = 0; i < n; i++)
         if ((err = place_pid(b, r, pids[i], cpu)) && err != -ESRCH)
             b->placement_errors++;
@@ -373,16 +373,33 @@ out_free:
     free(next);
 }
 
+/* Places every process of job @r again (the affinity actuator: each one's
+ * threads, including those born or re-masked since), or its leader (cpuset:
+ * the rest follow). */
+static void replace_job_threads(struct batch *b, struct job_run *r)
+{
+    pid_t pids[64];
+    unsigned n = 1;
+
+    pids[0] = r->pid;
+    if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
+        n = group_pids(r->pid, pids, 64);
+    for (unsigned i = 0; i < n; i++)
+        place_pid(b, r, pids[i], r->cpu); /* ESRCH: it just exited */
+}
+
 /* Learns CPU use, picks up new threads, and re-places now and then. */
 static void tick(struct batch *b, struct corun_task_profile *tasks, struct job_run **who,
                  double *last_replace)
 {
-    pid_t pg[64];
-    double cpu[64], now = run_now_s();
-    struct job_run *rr[64];
-    unsigned n = 0;
+    unsigned n = 0, nrun = count_state(b, JOB_RUNNING);
+    pid_t *pg = calloc(nrun + 1, sizeof(*pg));
+    double *cpu = calloc(nrun + 1, sizeof(*cpu)), now = run_now_s();
+    struct job_run **rr = calloc(nrun + 1, sizeof(*rr));
 
-    for (unsigned i = 0; i < b->njobs && n < 64; i++)
+    if (!pg || !cpu || !rr)
+        goto out_free;
+    for (unsigned i = 0; i < b->njobs; i++)
         if (b->runs[i].state == JOB_RUNNING) {
             rr[n] = &b->runs[i];
             pg[n++] = b->runs[i].pid;
@@ -400,12 +417,16 @@ static void tick(struct batch *b, struct corun_task_profile *tasks, struct job_r
         if (now - r->start_s >= MATURE_S)
             r->cls = sched_learn_class(r->spec->cls, r->live_util);
         if (r->cpu >= 0 && b->ops && r->napplied)
-            place_pid(b, r, r->pid, r->cpu); /* threads born since */
+            replace_job_threads(b, r);
     }
     if (!b->fifo && now - *last_replace >= REPLACE_EVERY_S) {
         *last_replace = now;
         replace(b, tasks, who);
     }
+out_free:
+    free(pg);
+    free(cpu);
+    free(rr);
 }
 
 /* After the last job: nothing of ours may outlive the batch. */
@@ -480,6 +501,7 @@ static int batch_run(struct batch *b)
     sigaddset(&sigs, SIGCHLD);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
     b->t0 = run_now_s();
     for (;;) {
         unsigned nrun = count_state(b, JOB_RUNNING);
@@ -497,7 +519,7 @@ static int batch_run(struct batch *b)
         if (nrun == 0 && (b->stop_sig || !count_state(b, JOB_QUEUED)))
             break;
         sig = sigtimedwait(&sigs, NULL, &ts);
-        if ((sig == SIGINT || sig == SIGTERM) && !b->stop_sig) {
+        if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !b->stop_sig) {
             b->stop_sig = sig;
             stop_deadline = run_now_s() + STOP_GRACE_S;
             for (unsigned i = 0; i < b->njobs; i++)
@@ -678,6 +700,7 @@ static int cmd_batch(int argc, char **argv)
     sigaddset(&sigs, SIGCHLD);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
     sigprocmask(SIG_BLOCK, &sigs, &old);
 
     sig = batch_run(&b);

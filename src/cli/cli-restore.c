@@ -21,6 +21,25 @@ struct restore_out {
     unsigned restored, gone, failed;
 };
 
+/* The process's name now (it may have exec'ed since it was journaled). */
+static const char *comm_now(const struct corun_journal_entry *e)
+{
+    static char buf[64];
+    char path[64];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)e->pid);
+    f = fopen(path, "re");
+    if (!f || !fgets(buf, sizeof(buf), f)) {
+        if (f)
+            fclose(f);
+        return e->comm;
+    }
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return buf;
+}
+
 static void on_entry(void *user, const struct corun_restore_result *r)
 {
     struct restore_out *o = user;
@@ -36,7 +55,7 @@ static void on_entry(void *user, const struct corun_restore_result *r)
         json_obj_begin_inline(o->j);
         json_kstr(o->j, "file", r->file);
         json_kint_or_null(o->j, "pid", e ? e->pid : -1);
-        json_kstr(o->j, "comm", e ? e->comm : NULL);
+        json_kstr(o->j, "comm", !e ? NULL : r->err ? e->comm : comm_now(e));
         json_kstr(o->j, "backend", e ? e->backend : NULL);
         json_kstr(o->j, "result", r->err == 0 ? "restored" : r->err == -ESRCH ? "gone" : "failed");
         json_kstr(o->j, "what", r->what);
@@ -44,7 +63,7 @@ static void on_entry(void *user, const struct corun_restore_result *r)
         return;
     }
     if (e)
-        printf("%8d  %-16s %-9s %s%s%s\n", (int)e->pid, e->comm, e->backend, r->what,
+        printf("%8d  %-16s %-9s %s%s%s\n", (int)e->pid, r->err ? e->comm : comm_now(e), e->backend, r->what,
                r->err && r->err != -ESRCH ? ": " : "",
                r->err && r->err != -ESRCH ? corun_strerror(r->err) : "");
     else

@@ -74,21 +74,38 @@ static void print_report(FILE *f, const struct run_args *a, const struct run_mea
         fprintf(f, "%s%s", p == a->argv ? "" : " ", *p);
     fprintf(f, "' (policy %s, CPUs %s):\n\n", policy, placed);
     if (WIFSIGNALED(status))
-        fprintf(f, "  %14s  %-22s\n", strsignal(WTERMSIG(status)), "killed by signal");
+        fprintf(f, "  %14s  killed by signal\n", strsignal(WTERMSIG(status)));
     else
-        fprintf(f, "  %14d  %-22s\n", WEXITSTATUS(status), "exit status");
-    fprintf(f, "  %14.3f  %-22s\n", m->wall_s, "seconds wall time");
-    fprintf(f, "  %14.3f  %-22s (user %.3f, sys %.3f)\n", m->cpu_s, "seconds CPU time",
-            m->user_s, m->sys_s);
+        fprintf(f, "  %14d  exit status\n", WEXITSTATUS(status));
+    fprintf(f, "  %14.3f  seconds wall time\n", m->wall_s);
+    fprintf(f, "  %14.3f  seconds CPU time (user %.3f, sys %.3f)\n", m->cpu_s, m->user_s,
+            m->sys_s);
     for (unsigned i = 0; i < m->nmetrics; i++) {
         const struct run_metric *r = &m->metrics[i];
 
         if (r->missing)
-            fprintf(f, "  %14s  %-22s (%s)\n", "<missing>", r->name, r->missing);
-        else if (r->value == floor(r->value) && fabs(r->value) < 1e15)
-            fprintf(f, "  %14.0f  %-22s %s\n", r->value, r->name, r->unit);
+            continue;
+        if (r->value == floor(r->value) && fabs(r->value) < 1e15)
+            fprintf(f, "  %14.0f  %s%s%s\n", r->value, r->name, r->unit[0] ? " " : "", r->unit);
         else
-            fprintf(f, "  %14.3f  %-22s %s\n", r->value, r->name, r->unit);
+            fprintf(f, "  %14.3f  %s%s%s\n", r->value, r->name, r->unit[0] ? " " : "", r->unit);
+    }
+    /* Missing figures, grouped by reason: never printed as numbers. */
+    for (unsigned i = 0; i < m->nmetrics; i++) {
+        const char *why = m->metrics[i].missing;
+        bool first = true;
+
+        if (!why)
+            continue;
+        for (unsigned k = 0; k < i && first; k++)
+            first = !(m->metrics[k].missing && !strcmp(m->metrics[k].missing, why));
+        if (!first)
+            continue;
+        fprintf(f, "  %14s  ", "<missing>");
+        for (unsigned k = i, n = 0; k < m->nmetrics; k++)
+            if (m->metrics[k].missing && !strcmp(m->metrics[k].missing, why))
+                fprintf(f, "%s%s", n++ ? ", " : "", m->metrics[k].name);
+        fprintf(f, ": %s\n", why);
     }
     fputc('\n', f);
 }
@@ -153,6 +170,7 @@ static int wait_child(pid_t pid, const struct corun_act_ops *ops, void *act,
     sigaddset(&sigs, SIGCHLD);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
     for (;;) {
         pid_t w = wait4(pid, &status, WNOHANG, ru);
         int sig;
@@ -162,7 +180,7 @@ static int wait_child(pid_t pid, const struct corun_act_ops *ops, void *act,
         if (w < 0 && errno != EINTR)
             return 0;
         sig = sigtimedwait(&sigs, NULL, &tick);
-        if (sig == SIGINT || sig == SIGTERM)
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
             kill(pid, sig);
         else if (sig < 0 && ops && corun_cpuset_count(set))
             ops->apply(act, pid, set); /* pick up threads born since */
@@ -226,6 +244,7 @@ static int cmd_run(int argc, char **argv)
     sigaddset(&sigs, SIGCHLD);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
     sigprocmask(SIG_BLOCK, &sigs, &old);
     so.argv = a.argv;
     so.thp = a.thp;
@@ -249,9 +268,9 @@ static int cmd_run(int argc, char **argv)
     }
     status = wait_child(sp.pid, ops, act, &set, &ru);
     run_measure_finish(&m, &ru);
-    print_report(stderr, &a, &m, pol->name, placed, status);
+    print_report(stderr, &a, &m, a.cpus ? "none (--cpus)" : pol->name, placed, status);
     if (a.json)
-        write_json(&a, &m, pol->name, placed, status);
+        write_json(&a, &m, a.cpus ? NULL : pol->name, placed, status);
     rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
 out_restore:

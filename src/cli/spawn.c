@@ -42,6 +42,7 @@ static void child(const struct spawn_opts *o, int go, int status)
     }
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
     sigemptyset(&none);

@@ -23,6 +23,19 @@ grep -q "instructions.*missing\|<missing>" "$tmp/err1" && ok || fail "missing co
 expect_eq "journal emptied after a normal exit" "$(ls "$J" | wc -l)" 0
 rm -f "$tmp/go"
 
+# SIGINT/SIGTERM to corun: passed on, the command's status back, placement undone.
+for sig in INT TERM; do
+  rm -f "$tmp/rs"
+  "$CORUN" run --journal "$J" --cpus "$last" -- "$K/corun-compute" -n 0 -t 2 -r "$tmp/rs" -w "$tmp/never" 2> /dev/null &
+  c=$!
+  wait_file "$tmp/rs" && ok || fail "SIG$sig: never ready"
+  pid=$(cat "$tmp/rs")
+  kill -"$sig" "$c"; wait "$c"; rc=$?
+  expect_eq "run SIG$sig exit" "$rc" "$([[ $sig == INT ]] && echo 130 || echo 143)"
+  kill -0 "$pid" 2> /dev/null && { fail "SIG$sig: command still running"; kill -9 "$pid"; } || ok
+  expect_eq "run SIG$sig: journal empty" "$(ls "$J" | wc -l)" 0
+done
+
 # The command's exit status and signals come back.
 "$CORUN" run -- sh -c 'exit 7' 2> /dev/null; expect_eq "exit status passed through" $? 7
 "$CORUN" run -- sh -c 'kill -TERM $$' 2> /dev/null; expect_eq "killed by SIGTERM" $? 143
