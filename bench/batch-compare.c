@@ -45,7 +45,7 @@ static double makespan(const char *json, int nth)
 int main(int argc, char **argv)
 {
     const char *policy = "spread", *jobfile = NULL;
-    char src[4096], bin[4096], kernels[4096], path[8192], cmd[16384], out[64] = "";
+    char fx[4096], src[4096], bin[4096], kernels[4096], path[8192], cmd[16384], out[64] = "";
     int repeats = 5, jobs = 2, c, n = 0;
     double mine[64], lin[64], ratio[64];
 
@@ -63,8 +63,8 @@ int main(int argc, char **argv)
     if (repeats < 1 || repeats > 64 || jobs < 1)
         return 2;
     /* The source tree is above tests/fixtures; the kernels beside corun. */
-    snprintf(src, sizeof(src), "%s", CORUN_FIXTURES);
-    snprintf(src, sizeof(src), "%s", dirname(dirname(src)));
+    snprintf(fx, sizeof(fx), "%s", CORUN_FIXTURES);
+    snprintf(src, sizeof(src), "%s", dirname(dirname(fx)));
     snprintf(bin, sizeof(bin), "%s", CORUN_BINARY);
     snprintf(kernels, sizeof(kernels), "%s/kernels", dirname(bin));
     snprintf(path, sizeof(path), "%s:%s", kernels, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");

@@ -299,12 +299,40 @@ static void read_comm(int rootfd, pid_t pid, char *buf, size_t len)
     corun__rstrip(buf);
 }
 
+/*
+ * If another instance (a batch, the daemon, a crashed run) already journaled
+ * this very process, what it recorded is the true original: what we see now
+ * is its placement. Take that record instead of overwriting it. Returns true
+ * when @e was replaced by the existing entry.
+ */
+static bool adopt_existing(const char *dir, struct corun_journal_entry *e)
+{
+    struct corun_journal_entry old;
+    char path[4200];
+
+    snprintf(path, sizeof(path), "%s/%d-%llu.journal", dir, (int)e->pid, e->start_time);
+    if (corun_journal_read(path, &old, NULL))
+        return false;
+    if (strcmp(old.backend, e->backend)) {
+        /* Another backend's record: keep its cgroup facts, our backend. */
+        snprintf(old.backend, sizeof(old.backend), "%s", e->backend);
+    }
+    if (!old.created[0] && e->created[0]) {
+        snprintf(old.created, sizeof(old.created), "%s", e->created);
+        snprintf(old.cgroup, sizeof(old.cgroup), "%s", e->cgroup);
+    }
+    corun_journal_entry_release(e);
+    *e = old;
+    return true;
+}
+
 int corun__act_track(struct corun__act_base *b, pid_t pid, const char *backend,
                      int (*fill)(void *ctx, struct corun_journal_entry *e), void *ctx,
                      struct corun__act_proc **out)
 {
     struct corun__act_proc p = {.pid = pid, .pidfd = -1};
     struct capture_ctx cc = {.e = &p.orig};
+    bool journaled_before = false;
     int err;
 
     if (pid <= 0)
@@ -330,6 +358,8 @@ int corun__act_track(struct corun__act_base *b, pid_t pid, const char *backend,
         err = -ESRCH;
         goto out_release;
     }
+    if (b->journal_dir && adopt_existing(b->journal_dir, &p.orig))
+        journaled_before = true;
     if (b->journal_dir && (err = corun_journal_write(b->journal_dir, &p.orig)))
         goto out_release;
     if (b->nprocs == b->cap) {
@@ -348,7 +378,7 @@ int corun__act_track(struct corun__act_base *b, pid_t pid, const char *backend,
     return 0;
 
 out_unjournal:
-    if (b->journal_dir)
+    if (b->journal_dir && !journaled_before)
         corun_journal_remove(b->journal_dir, pid, p.orig.start_time);
 out_release:
     if (p.pidfd >= 0)

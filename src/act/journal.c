@@ -121,7 +121,9 @@ int corun_journal_write(const char *dir, const struct corun_journal_entry *e)
 
     if ((err = make_dirs(dir)))
         return err;
-    entry_name(tmp, sizeof(tmp), dir, e->pid, e->start_time, ".tmp");
+    /* Our own temporary name: two instances may journal the same process. */
+    snprintf(tmp, sizeof(tmp), "%s/%d-%llu.journal.tmp%d", dir, (int)e->pid, e->start_time,
+             (int)getpid());
     entry_name(final, sizeof(final), dir, e->pid, e->start_time, "");
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -367,8 +369,13 @@ int corun_act_restore_journal(const struct corun_act_opts *opts,
         unsigned bad = 0;
         int err;
 
-        if (n < 9 || strcmp(d->d_name + n - 8, ".journal"))
+        if (n < 9 || strcmp(d->d_name + n - 8, ".journal")) {
+            /* A temporary left by a crash mid-write: the entry it was to
+             * replace (if any) is still whole; the fragment means nothing. */
+            if (strstr(d->d_name, ".journal.tmp"))
+                unlinkat(dirfd(dp), d->d_name, 0);
             continue;
+        }
         snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
         r.file = path;
         err = corun_journal_read(path, &e, &bad);

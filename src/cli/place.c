@@ -26,6 +26,12 @@ const char *cli_journal_dir(const char *given, char *buf, size_t len)
     return buf;
 }
 
+/* The dry run's whole output is its log at CORUN_LOG_INFO: show it. */
+static void dry_log(void *user, enum corun_log_level level, const char *msg)
+{
+    fprintf(stderr, "corun: %s\n", msg);
+}
+
 int cli_act_open(const char *cmd, const char *name, const char *journal,
                  const struct corun_act_ops **ops, void **state)
 {
@@ -41,6 +47,8 @@ int cli_act_open(const char *cmd, const char *name, const char *journal,
                   why[0] ? why : corun_strerror(err));
         return CLI_EXIT_FAIL;
     }
+    if (*ops == &corun_act_dryrun)
+        corun_log_set(dry_log, NULL, cli_verbose >= 2 ? CORUN_LOG_DEBUG : CORUN_LOG_INFO);
     if ((err = (*ops)->open(&opts, state))) {
         cli_error(cmd, "actuator %s: %s", (*ops)->name, corun_strerror(err));
         return CLI_EXIT_FAIL;

@@ -48,6 +48,11 @@ got=$("$CORUN" run --journal "$J" --policy spread -- sh -c 'sed -n "s/^Cpus_allo
 got=$("$CORUN" run --journal "$J" --policy linux -- sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/self/status' 2> /dev/null)
 expect_eq "linux policy leaves the affinity" "$got" "$mine"
 
+# The dry run says what it would do and changes nothing.
+got=$("$CORUN" run --journal "$J" --actuator dryrun --cpus "$last" -- sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/self/status' 2> "$tmp/e")
+expect_eq "dryrun leaves the affinity" "$got" "$mine"
+grep -q "dryrun: would place pid [0-9]* on CPUs $last" "$tmp/e" && ok || fail "dryrun said nothing: $(cat "$tmp/e")"
+
 # --json
 "$CORUN" run --json "$tmp/run.json" --cpus 0 -- sh -c 'exit 3' 2> /dev/null
 grep -q '"exit_status": 3' "$tmp/run.json" && ok || fail "json exit_status: $(cat "$tmp/run.json")"

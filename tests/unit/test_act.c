@@ -271,6 +271,34 @@ static void test_dryrun_and_find(void **state)
     corun_cpuset_release(&orig);
 }
 
+/* Two instances placing the same process: the second keeps the first's
+ * record of the original, so either one's restore puts back the truth. */
+static void test_second_instance_adopts_original(void **state)
+{
+    struct corun_act_opts o = {.journal_dir = jdir};
+    struct corun_cpuset c0 = {0}, c1 = {0}, orig = {0};
+    struct kid k = kid_start(1);
+    void *a, *b;
+
+    assert_int_equal(corun__mask_get(k.pid, &orig), 0);
+    set_of(&c0, "0");
+    set_of(&c1, ncpus > 1 ? "1" : "0");
+    assert_int_equal(corun_act_affinity.open(&o, &a), 0);
+    assert_int_equal(corun_act_affinity.open(&o, &b), 0);
+    assert_int_equal(corun_act_affinity.apply(a, k.pid, &c1), 0);
+    assert_int_equal(corun_act_affinity.apply(b, k.pid, &c0), 0);
+    expect_threads(k.pid, &c0);
+    assert_int_equal(journal_entries(), 1);
+    assert_int_equal(corun_act_affinity.restore(b, k.pid), 0);
+    expect_threads(k.pid, &orig);
+    corun_act_affinity.close(a);
+    corun_act_affinity.close(b);
+    kid_stop(&k);
+    corun_cpuset_release(&c0);
+    corun_cpuset_release(&c1);
+    corun_cpuset_release(&orig);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_faults),
         cmocka_unit_test(test_big_masks),
         cmocka_unit_test(test_dryrun_and_find),
+        cmocka_unit_test(test_second_instance_adopts_original),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
