@@ -215,8 +215,9 @@ static int fill_cgroups(void *ctx, struct corun_journal_entry *e)
 
         if (!c2)
             continue;
+        *c1 = '\0';
         *c2 = '\0';
-        if ((s->version == 2 && !strcmp(line, "0") && c1[1] == '\0') ||
+        if ((s->version == 2 && !strcmp(line, "0") && c2 == c1 + 1) ||
             (s->version == 1 && has_word(c1 + 1, "cpuset", ','))) {
             cg = c2 + 1;
             break;
