@@ -53,7 +53,9 @@ expect_eq "job a threads" "$(ls /proc/"$pa"/task | wc -l)" 3
 [[ $aa =~ ^[0-9]+$ ]] && ok || fail "job a's threads not on one CPU: '$aa'"
 [[ $ab =~ ^[0-9]+$ ]] && ok || fail "job b's threads not on one CPU: '$ab'"
 ((ncpu < 2)) || [[ $aa != "$ab" ]] && ok || fail "spread put both jobs on CPU $aa"
-expect_eq "journal entries while placed" "$(ls "$J"/*.journal 2> /dev/null | wc -l)" 2
+# (two job shells, and their programs once a tick has placed them too)
+n=$(ls "$J"/*.journal 2> /dev/null | wc -l)
+((n >= 2 && n <= 4)) && ok || fail "journal entries while placed: $n"
 touch "$tmp/go"; wait "$c"; expect_eq "placed batch exit" $? 0
 rm -f "$tmp/go" "$tmp/ra" "$tmp/rb"
 
