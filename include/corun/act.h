@@ -68,6 +68,8 @@ struct corun_act_ops {
  *     empty or impossible set; a thread that exits under our feet is skipped.
  * restore() returns 0 when the process is gone (nothing left to put back)
  * and drops its journal entry either way once nothing remains to do.
+ * A process already journaled by another instance keeps that entry's
+ * original: the first original wins.
  */
 CORUN_API extern const struct corun_act_ops corun_act_affinity;
 CORUN_API extern const struct corun_act_ops corun_act_cpuset;
