@@ -6,6 +6,7 @@
 #define CORUN_CLI_BATCH_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "cli/batch-sched.h"
@@ -54,8 +55,8 @@ struct batch {
 /* The exit code a finished job counts with: its status, 128+signal, 127. */
 int batch_job_code(const struct job_run *r);
 
-/* The table of jobs and the summary line, on stdout. */
-void batch_print(const struct batch *b);
+/* The table of jobs and the summary line, on @f. */
+void batch_print(FILE *f, const struct batch *b);
 /* {"jobs": [...], "summary": {...}} members into an open object. */
 void batch_json(struct json *j, const struct batch *b);
 

@@ -670,6 +670,7 @@ static int cmd_batch(int argc, char **argv)
     bool have_cmp = false;
     char jdir[4096];
     sigset_t sigs, old;
+    FILE *out;
     int rc, sig;
 
     if ((rc = parse_args(argc, argv, &a)))
@@ -715,10 +716,12 @@ static int cmd_batch(int argc, char **argv)
     if (b.ops->restore_all(b.act))
         cli_error("batch", "some placements could not be undone; the journal in %s keeps them "
                   "(corun restore)", jdir);
-    batch_print(&b);
+    /* With --json -, the document owns stdout and the tables go to stderr. */
+    out = a.json && !strcmp(a.json, "-") ? stderr : stdout;
+    batch_print(out, &b);
     if (have_cmp) {
-        batch_print(&cmp);
-        printf("\n  makespan %s %.3f s, %s %.3f s: ratio %s/%s %.3f\n", b.policy_name,
+        batch_print(out, &cmp);
+        fprintf(out, "\n  makespan %s %.3f s, %s %.3f s: ratio %s/%s %.3f\n", b.policy_name,
                b.makespan_s, cmp.policy_name, cmp.makespan_s, cmp.policy_name, b.policy_name,
                b.makespan_s > 0 ? cmp.makespan_s / b.makespan_s : NAN);
     }
