@@ -10,7 +10,9 @@
  *     sens_a[L] * press_b[L] + sens_b[L] * press_a[L]
  * summed over the levels they share. Pressure is scaled by the CPU share
  * the task really uses, learned as it runs from /proc (the fallback signal on
- * machines without a PMU), so a job that mostly waits counts for little.
+ * machines without a PMU), so a job that mostly waits counts for little;
+ * without a hint, its class is guessed from that CPU use and from its
+ * resident set against the cache sizes (sched_learn_class()).
  *
  * Where it works: batches that mix memory-bound and compute-bound jobs, the
  * job file giving class hints or earlier jobs of the same program having
@@ -127,12 +129,38 @@ void sched_profile(struct corun_task_profile *p, unsigned id, enum corun_class c
     p->sensitivity[CORUN_LEVEL_PU] = 1.0;
 }
 
-enum corun_class sched_learn_class(enum corun_class hint, double cpu_util)
+void sched_caches_of(const struct corun_topo *topo, struct sched_caches *c)
+{
+    const struct corun_topo_domain *d;
+
+    c->l2_bytes = c->llc_bytes = 0;
+    d = corun_topo_domain(topo, CORUN_LEVEL_L2, 0);
+    if (d)
+        c->l2_bytes = (double)d->size_bytes;
+    for (unsigned i = 0; i < corun_topo_ndomains(topo, CORUN_LEVEL_L3); i++) {
+        d = corun_topo_domain(topo, CORUN_LEVEL_L3, i);
+        if ((double)d->size_bytes > c->llc_bytes)
+            c->llc_bytes = (double)d->size_bytes;
+    }
+    if (c->llc_bytes == 0)
+        c->llc_bytes = c->l2_bytes;
+}
+
+enum corun_class sched_learn_class(enum corun_class hint, double cpu_util, double rss_bytes,
+                                   const struct sched_caches *c)
 {
     if (hint != CORUN_CLASS_UNKNOWN)
         return hint;
     if (!isnan(cpu_util) && cpu_util < 0.5)
         return CORUN_CLASS_SHEEP;
+    if (isnan(cpu_util) || isnan(rss_bytes) || rss_bytes <= 0)
+        return CORUN_CLASS_UNKNOWN;
+    if (c && c->l2_bytes > 0 && rss_bytes <= c->l2_bytes)
+        return CORUN_CLASS_COMPUTE;
+    if (c && c->llc_bytes > 0 && rss_bytes <= c->llc_bytes)
+        return CORUN_CLASS_RABBIT;
+    if (c && c->llc_bytes > 0)
+        return CORUN_CLASS_STREAMING;
     return CORUN_CLASS_UNKNOWN;
 }
 

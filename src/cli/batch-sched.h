@@ -43,12 +43,29 @@ void sched_book_release(struct sched_book *b);
 void sched_profile(struct corun_task_profile *p, unsigned id, enum corun_class cls,
                    double weight, double cpu_util, int cpu);
 
+/* The cache sizes the fallback classification compares footprints with. */
+struct sched_caches {
+    double l2_bytes;  /* one L2 (0 unknown) */
+    double llc_bytes; /* one last-level cache (0 unknown) */
+};
+
+/* The sizes of @topo's first L2 and largest L3 (or L2 when it has none). */
+void sched_caches_of(const struct corun_topo *topo, struct sched_caches *c);
+
 /*
- * The class the fallback signals suggest for a task with hint @hint and
- * measured @cpu_util: the hint when given; "sheep" (mostly waiting, little
- * pressure on anything) below half a CPU; otherwise UNKNOWN.
+ * The class the fallback signals (no PMU needed) suggest for a task with hint
+ * @hint, measured @cpu_util (CPU time plus time waiting for a CPU, per
+ * second) and private resident memory @rss_bytes (NaN: unknown):
+ *   - the hint, when given;
+ *   - "sheep" below half a CPU (mostly waiting);
+ *   - "compute" when it fits an L2 (its data stays near the core);
+ *   - "rabbit" when it fits the last-level cache (cache-sensitive);
+ *   - "streaming" above it (memory-bound; without counters a pointer chaser
+ *     cannot be told apart, and streaming is the one that presses harder);
+ *   - UNKNOWN when nothing is known.
  */
-enum corun_class sched_learn_class(enum corun_class hint, double cpu_util);
+enum corun_class sched_learn_class(enum corun_class hint, double cpu_util, double rss_bytes,
+                                   const struct sched_caches *c);
 
 /*
  * Predicted slowdown two tasks cause each other where they are placed

@@ -30,7 +30,9 @@ struct job_run {
     int status;          /* wait status */
     bool not_started;    /* could not be started: counts as 127 */
     unsigned skipped;    /* times another job was chosen ahead of it */
-    double live_cpu_s, live_t, live_util; /* CPU use as it runs */
+    double live_cpu_s, live_delay_s, live_t; /* as last sampled */
+    double live_demand;  /* (CPU + waiting for a CPU) / wall, last interval */
+    double live_rss;     /* resident bytes of its processes, largest seen */
     unsigned moves;      /* re-placements while running */
     pid_t applied[64];   /* processes of the job we placed (for restore) */
     unsigned napplied;
@@ -47,6 +49,7 @@ struct batch {
     unsigned njobs;
     struct job_run *runs;
     struct sched_book book;
+    struct sched_caches caches; /* what footprints are compared with */
     double t0, makespan_s;
     unsigned failed, placement_errors, replacements;
     int stop_sig;              /* SIGINT/SIGTERM received */

@@ -58,7 +58,7 @@ static void job_profile(const struct batch *b, const struct job_run *r, unsigned
     double util = NAN;
 
     if (r->state == JOB_RUNNING && r->live_t - r->start_s >= MATURE_S)
-        util = r->live_util;
+        util = fmin(1.0, r->live_demand);
     else if (l)
         util = l->cpu_util;
     if (cls == CORUN_CLASS_UNKNOWN && l)
@@ -246,8 +246,23 @@ static void finish_job(struct batch *b, struct job_run *r, int status, const str
     r->status = status;
     r->end_s = run_now_s();
     r->state = JOB_DONE;
-    util = r->m.wall_s > 0 ? r->m.cpu_s / r->m.wall_s : NAN;
-    r->cls = sched_learn_class(r->spec->cls, util);
+    /* What it wanted of a CPU: its CPU time plus the time it waited for
+     * one, per second; on a crowded machine CPU time alone makes a busy job
+     * look idle. A short job never sampled: if it was preempted more often
+     * than it slept, it was busy. */
+    util = r->m.wall_s > 0 ? fmin(1.0, (r->m.cpu_s + r->live_delay_s) / r->m.wall_s) : NAN;
+    {
+        const struct run_metric *rss = run_measure_metric(&r->m, "max_rss_bytes");
+        const struct run_metric *vol = run_measure_metric(&r->m, "voluntary_switches");
+        const struct run_metric *inv = run_measure_metric(&r->m, "involuntary_switches");
+        /* The private footprint sampled while it ran; the whole peak RSS
+         * (libraries included) only for a job too short to be sampled. */
+        double mem = r->live_rss > 0 ? r->live_rss : rss ? rss->value : NAN;
+
+        if (r->live_delay_s == 0 && vol && inv && vol->value <= inv->value)
+            util = 1.0;
+        r->cls = sched_learn_class(r->spec->cls, util, mem > 0 ? mem : NAN, &b->caches);
+    }
     sched_book_learn(&b->book, r->key, r->cls, util);
     for (unsigned i = 0; b->ops && i < r->napplied; i++)
         b->ops->restore(b->act, r->applied[i]);
@@ -394,28 +409,34 @@ static void tick(struct batch *b, struct corun_task_profile *tasks, struct job_r
 {
     unsigned n = 0, nrun = count_state(b, JOB_RUNNING);
     pid_t *pg = calloc(nrun + 1, sizeof(*pg));
-    double *cpu = calloc(nrun + 1, sizeof(*cpu)), now = run_now_s();
+    struct run_group_use *use = calloc(nrun + 1, sizeof(*use));
     struct job_run **rr = calloc(nrun + 1, sizeof(*rr));
+    double now = run_now_s();
 
-    if (!pg || !cpu || !rr)
+    if (!pg || !use || !rr)
         goto out_free;
     for (unsigned i = 0; i < b->njobs; i++)
         if (b->runs[i].state == JOB_RUNNING) {
             rr[n] = &b->runs[i];
             pg[n++] = b->runs[i].pid;
         }
-    run_measure_groups_cpu(pg, n, cpu);
+    run_measure_groups(pg, n, use);
     for (unsigned i = 0; i < n; i++) {
         struct job_run *r = rr[i];
         double dt = now - r->live_t;
 
-        if (dt > 0.1 && cpu[i] >= r->live_cpu_s) {
-            r->live_util = (cpu[i] - r->live_cpu_s) / dt;
-            r->live_cpu_s = cpu[i];
+        /* Sums over live processes drop when one exits: skip that interval. */
+        if (dt > 0.1 && use[i].cpu_s >= r->live_cpu_s && use[i].delay_s >= r->live_delay_s) {
+            r->live_demand = (use[i].cpu_s - r->live_cpu_s + use[i].delay_s - r->live_delay_s) / dt;
+            r->live_cpu_s = use[i].cpu_s;
+            r->live_delay_s = use[i].delay_s;
             r->live_t = now;
         }
+        if (use[i].rss > r->live_rss)
+            r->live_rss = use[i].rss;
         if (now - r->start_s >= MATURE_S)
-            r->cls = sched_learn_class(r->spec->cls, r->live_util);
+            r->cls = sched_learn_class(r->spec->cls, fmin(1.0, r->live_demand), r->live_rss,
+                                       &b->caches);
         if (r->cpu >= 0 && b->ops && r->napplied)
             replace_job_threads(b, r);
     }
@@ -425,7 +446,7 @@ static void tick(struct batch *b, struct corun_task_profile *tasks, struct job_r
     }
 out_free:
     free(pg);
-    free(cpu);
+    free(use);
     free(rr);
 }
 
@@ -688,6 +709,7 @@ static int cmd_batch(int argc, char **argv)
     }
     if ((rc = cli_topo_load("batch", NULL, NULL, &b.topo)))
         goto out_batch;
+    sched_caches_of(b.topo, &b.caches);
     b.jmax = a.jobs ? (unsigned)a.jobs : corun_topo_info(b.topo)->usable_pus;
     if (!b.jmax)
         b.jmax = 1;
@@ -708,6 +730,7 @@ static int cmd_batch(int argc, char **argv)
     if (!sig && cmp_pol && !batch_init(&cmp, &jobs, a.compare, cmp_pol)) {
         have_cmp = true;
         cmp.topo = b.topo;
+        cmp.caches = b.caches;
         cmp.jmax = b.jmax;
         cmp.ops = b.ops;
         cmp.act = b.act;

@@ -76,18 +76,22 @@ const struct run_metric *run_measure_metric(const struct run_measure *m, const c
     return NULL;
 }
 
-/* Reads pgrp and utime+stime+cutime+cstime (seconds) of /proc/PID/stat. */
-static bool read_stat(const char *pid, pid_t *pgrp, double *cpu_s)
+/* Reads pgrp and utime+stime+cutime+cstime (seconds) of /proc/PID/stat,
+ * and the private resident memory (resident - shared of statm, in bytes):
+ * its own data, not the libraries every process maps. */
+static bool read_stat(const char *pid, pid_t *pgrp, double *cpu_s, double *rss)
 {
-    static long tick;
-    char path[64], buf[1024], *p;
-    unsigned long long ut, st, cut, cst;
+    static long tick, page;
+    unsigned long long ut, st, cut, cst, res, shared;
+    char path[300], buf[1024], *p;
     int pg;
     FILE *f;
     size_t n;
 
-    if (!tick)
+    if (!tick) {
         tick = sysconf(_SC_CLK_TCK);
+        page = sysconf(_SC_PAGESIZE);
+    }
     snprintf(path, sizeof(path), "/proc/%s/stat", pid);
     f = fopen(path, "re");
     if (!f)
@@ -103,27 +107,67 @@ static bool read_stat(const char *pid, pid_t *pgrp, double *cpu_s)
         return false;
     *pgrp = pg;
     *cpu_s = (double)(ut + st + cut + cst) / (double)tick;
+    *rss = 0;
+    snprintf(path, sizeof(path), "/proc/%s/statm", pid);
+    f = fopen(path, "re");
+    if (f) {
+        if (fscanf(f, "%*u %llu %llu", &res, &shared) == 2 && res > shared)
+            *rss = (double)(res - shared) * (double)page;
+        fclose(f);
+    }
     return true;
 }
 
-void run_measure_groups_cpu(const pid_t *pgids, unsigned n, double *out)
+/* Seconds the threads of process @pid have waited on a run queue (the
+ * second figure of each /proc/PID/task/TID/schedstat). */
+static double read_delay(const char *pid)
+{
+    char path[600];
+    struct dirent *t;
+    double sum = 0;
+    DIR *dir;
+
+    snprintf(path, sizeof(path), "/proc/%s/task", pid);
+    dir = opendir(path);
+    while (dir && (t = readdir(dir))) {
+        unsigned long long run, wait;
+        FILE *f;
+
+        if (t->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/task/%s/schedstat", pid, t->d_name);
+        f = fopen(path, "re");
+        if (!f)
+            continue;
+        if (fscanf(f, "%llu %llu", &run, &wait) == 2)
+            sum += (double)wait * 1e-9;
+        fclose(f);
+    }
+    if (dir)
+        closedir(dir);
+    return sum;
+}
+
+void run_measure_groups(const pid_t *pgids, unsigned n, struct run_group_use *out)
 {
     struct dirent *d;
     DIR *dir;
 
-    for (unsigned i = 0; i < n; i++)
-        out[i] = 0;
+    memset(out, 0, n * sizeof(*out));
     if (n == 0 || !(dir = opendir("/proc")))
         return;
     while ((d = readdir(dir))) {
+        double cpu, mem;
         pid_t pg;
-        double cpu;
 
-        if (d->d_name[0] < '1' || d->d_name[0] > '9' || !read_stat(d->d_name, &pg, &cpu))
+        if (d->d_name[0] < '1' || d->d_name[0] > '9' || !read_stat(d->d_name, &pg, &cpu, &mem))
             continue;
         for (unsigned i = 0; i < n; i++)
-            if (pgids[i] == pg)
-                out[i] += cpu;
+            if (pgids[i] == pg) {
+                out[i].cpu_s += cpu;
+                out[i].rss += mem;
+                out[i].delay_s += read_delay(d->d_name);
+            }
     }
     closedir(dir);
 }

@@ -37,12 +37,16 @@ void run_measure_finish(struct run_measure *m, const struct rusage *ru);
 /* The metric @name, or NULL. */
 const struct run_metric *run_measure_metric(const struct run_measure *m, const char *name);
 
-/*
- * CPU seconds used so far by the live processes of each process group in
- * @pgids (their own time plus that of children they reaped), one /proc scan
- * for all. @out[i] gets group i's figure (0 when none is alive).
- */
-void run_measure_groups_cpu(const pid_t *pgids, unsigned n, double *out);
+/* What the live processes of one process group use, from /proc. */
+struct run_group_use {
+    double cpu_s;   /* CPU seconds, theirs and their reaped children's */
+    double delay_s; /* seconds spent runnable, waiting for a CPU (schedstat) */
+    double rss;     /* private resident bytes (not shared libraries) */
+};
+
+/* The use of each process group in @pgids into @out[i] (zeros when none of
+ * its processes is alive); one /proc scan for all. */
+void run_measure_groups(const pid_t *pgids, unsigned n, struct run_group_use *out);
 
 /* Monotonic seconds. */
 double run_now_s(void);

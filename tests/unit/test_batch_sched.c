@@ -86,10 +86,31 @@ static void test_waiting_tasks_weigh_little(void **state)
     sched_profile(&idle, 1, CORUN_CLASS_STREAMING, 1, 0.1, 0);
     sched_profile(&victim, 2, CORUN_CLASS_RABBIT, 1, 1.0, 1);
     assert_true(sched_pair_cost(t, &busy, &victim) > 2 * sched_pair_cost(t, &idle, &victim));
-    assert_int_equal(sched_learn_class(CORUN_CLASS_UNKNOWN, 0.2), CORUN_CLASS_SHEEP);
-    assert_int_equal(sched_learn_class(CORUN_CLASS_UNKNOWN, 0.9), CORUN_CLASS_UNKNOWN);
-    assert_int_equal(sched_learn_class(CORUN_CLASS_STREAMING, 0.2), CORUN_CLASS_STREAMING);
-    assert_int_equal(sched_learn_class(CORUN_CLASS_UNKNOWN, NAN), CORUN_CLASS_UNKNOWN);
+    corun_topo_free(t);
+}
+
+/* Without counters: CPU use and footprint against this VM's caches
+ * (512 KiB L2 per core, one 32 MiB L3). */
+static void test_fallback_classes(void **state)
+{
+    struct corun_topo *t = load("this-vm-AMD-EPYC-2c.xml");
+    struct sched_caches c;
+    const double MiB = 1024.0 * 1024.0;
+
+    sched_caches_of(t, &c);
+    assert_true(c.l2_bytes == 0.5 * MiB);
+    assert_true(c.llc_bytes == 32 * MiB);
+    assert_int_equal(sched_learn_class(CORUN_CLASS_UNKNOWN, 0.2, 1 * MiB, &c), CORUN_CLASS_SHEEP);
+    assert_int_equal(sched_learn_class(CORUN_CLASS_UNKNOWN, 0.99, 0.2 * MiB, &c),
+                     CORUN_CLASS_COMPUTE);
+    assert_int_equal(sched_learn_class(CORUN_CLASS_UNKNOWN, 0.99, 16 * MiB, &c),
+                     CORUN_CLASS_RABBIT);
+    assert_int_equal(sched_learn_class(CORUN_CLASS_UNKNOWN, 0.99, 192 * MiB, &c),
+                     CORUN_CLASS_STREAMING);
+    assert_int_equal(sched_learn_class(CORUN_CLASS_UNKNOWN, 0.99, NAN, &c), CORUN_CLASS_UNKNOWN);
+    assert_int_equal(sched_learn_class(CORUN_CLASS_UNKNOWN, NAN, NAN, &c), CORUN_CLASS_UNKNOWN);
+    assert_int_equal(sched_learn_class(CORUN_CLASS_CHASING, 0.2, 192 * MiB, &c),
+                     CORUN_CLASS_CHASING);
     corun_topo_free(t);
 }
 
@@ -131,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_costs_follow_sharing),
         cmocka_unit_test(test_waiting_tasks_weigh_little),
         cmocka_unit_test(test_keys_and_learning),
+        cmocka_unit_test(test_fallback_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
