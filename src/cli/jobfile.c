@@ -94,8 +94,8 @@ int jobfile_parse_line(const char *line, struct job_spec *out, char *why, size_t
     memset(out, 0, sizeof(*out));
     out->cls = CORUN_CLASS_UNKNOWN;
     out->weight = 1;
-    while (*p == ' ' || *p == '\t')
-        p++;
+    /* Blank: spaces, tabs and the carriage returns of CRLF files. */
+    p += strspn(p, " \t\r");
     if (!*p || *p == '#')
         return 1;
     cmd = p;
@@ -119,7 +119,7 @@ int jobfile_parse_line(const char *line, struct job_spec *out, char *why, size_t
         while (*cmd == ' ' || *cmd == '\t')
             cmd++;
     }
-    if (!*cmd) {
+    if (!cmd[strspn(cmd, " \t\r")]) {
         snprintf(why, len, "no command after ' -- '");
         err = -EINVAL;
         goto out_free;

@@ -76,6 +76,7 @@ static void test_malformed(void **state)
         {"name= -- x\n", 1, "empty name"},
         {"name=a --\n", 1, "no command"},
         {"name=a --   \n", 1, "no command"},
+        {"true\r\nname=a -- \r\n", 2, "no command"},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -99,7 +100,7 @@ static void test_empty_and_nul(void **state)
     char why[256];
     FILE *f;
 
-    assert_int_equal(parse_str("# nothing\n\n   \n", &l, &bad, why), 0);
+    assert_int_equal(parse_str("# nothing\n\n   \n \r\n\t\r \r\n", &l, &bad, why), 0);
     assert_int_equal(l.n, 0);
     job_list_release(&l);
     f = fmemopen((void *)nul, sizeof(nul) - 1, "r");
