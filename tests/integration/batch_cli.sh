@@ -4,7 +4,7 @@
 # SIGTERM stopping everything and restoring, no orphans, --compare, and
 # injected sched_setaffinity failures.
 . "$(dirname "$0")/lib.bash"
-tmp=$(mktemp -d); trap 'touch "$tmp/go"; rm -rf "$tmp"' EXIT
+export XDG_RUNTIME_DIR; tmp=$(mktemp -d); XDG_RUNTIME_DIR=$tmp/xdg; trap 'touch "$tmp/go"; rm -rf "$tmp"' EXIT
 K=$CORUN_BUILD_DIR/kernels
 J=$tmp/journal
 ncpu=$(nproc --all)

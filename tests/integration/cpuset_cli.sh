@@ -4,7 +4,7 @@
 # afterwards; `corun restore` after a crash does the same. Skipped, saying
 # why, where no cpuset hierarchy is mounted or writable.
 . "$(dirname "$0")/lib.bash"
-tmp=$(mktemp -d); trap 'touch "$tmp/go"; rm -rf "$tmp"' EXIT
+export XDG_RUNTIME_DIR; tmp=$(mktemp -d); XDG_RUNTIME_DIR=$tmp/xdg; trap 'touch "$tmp/go"; rm -rf "$tmp"' EXIT
 K=$CORUN_BUILD_DIR/kernels
 J=$tmp/journal
 last=$(($(nproc --all) - 1))

@@ -2,7 +2,7 @@
 # reports, bad usage, injected affinity failures, and `corun restore` after
 # corun is killed with SIGKILL.
 . "$(dirname "$0")/lib.bash"
-tmp=$(mktemp -d); trap 'touch "$tmp/go"; rm -rf "$tmp"' EXIT
+export XDG_RUNTIME_DIR; tmp=$(mktemp -d); XDG_RUNTIME_DIR=$tmp/xdg; trap 'touch "$tmp/go"; rm -rf "$tmp"' EXIT
 K=$CORUN_BUILD_DIR/kernels
 J=$tmp/journal
 mine=$(affinity_of $$)
@@ -75,14 +75,16 @@ for e in EPERM ESRCH; do
   grep -q "running unplaced" "$tmp/e" && ok || fail "$e: no warning: $(cat "$tmp/e")"
 done
 
-# Crash: kill -9 of corun leaves the command pinned; corun restore puts it back.
-"$CORUN" run --journal "$J" --cpus "$last" -- "$K/corun-compute" -n 0 -t 2 -r "$tmp/r2" -w "$tmp/go" 2> /dev/null &
+# Crash: kill -9 of corun leaves the command pinned; corun restore puts it
+# back. Both find the journal through $XDG_RUNTIME_DIR/corun.
+J=$XDG_RUNTIME_DIR/corun
+"$CORUN" run --cpus "$last" -- "$K/corun-compute" -n 0 -t 2 -r "$tmp/r2" -w "$tmp/go" 2> /dev/null &
 c=$!
 wait_file "$tmp/r2" && ok || fail "crash kernel never became ready"
 pid=$(cat "$tmp/r2")
 kill -9 "$c"; wait "$c" 2> /dev/null
 expect_eq "still pinned after the crash" "$(affinity_of "$pid")" "$last"
-"$CORUN" restore --journal "$J" > "$tmp/restore.out"; expect_eq "restore exit" $? 0
+"$CORUN" restore > "$tmp/restore.out"; expect_eq "restore exit" $? 0
 expect_eq "affinity restored after the crash" "$(affinity_of "$pid")" "$mine"
 grep -q "1 restored" "$tmp/restore.out" && ok || fail "restore report: $(cat "$tmp/restore.out")"
 expect_eq "journal emptied by restore" "$(ls "$J" | wc -l)" 0
