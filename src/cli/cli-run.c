@@ -1,10 +1,13 @@
 /*
  * cli-run.c — `corun run`: one command, placed by a policy (or on --cpus),
  * measured, with a stat-like report on stderr at the end. The exit status is
- * the command's (128+N when a signal N killed it). SIGINT and SIGTERM sent to
+ * the command's (128+N when a signal N killed it). A policy places one task
+ * on one CPU; a command that keeps more threads busy gets the smallest
+ * sharing domain around that CPU that holds them. SIGINT and SIGTERM sent to
  * corun are passed on to the command; its placement is undone (journal and
  * all) on every way out but a crash, which `corun restore` covers.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -29,15 +32,16 @@ struct run_args {
 };
 
 /* Where the command goes: the --cpus list, or the policy's CPU for one task
- * of unknown class. Leaves @set empty for "leave it to the kernel". 0 or an
- * exit status. */
+ * of unknown class (then *@topo keeps the topology and *@dense that CPU, so
+ * the placement can widen later). Leaves @set empty for "leave it to the
+ * kernel". 0 or an exit status. */
 static int choose(const struct run_args *a, const struct corun_policy *pol,
-                  struct corun_cpuset *set)
+                  struct corun_cpuset *set, struct corun_topo **topo, int *dense)
 {
     struct corun_task_profile t = {.id = 0, .cls = CORUN_CLASS_UNKNOWN, .weight = 1, .cpu = -1};
-    struct corun_topo *topo = NULL;
     int cpu = -1, err;
 
+    *dense = -1;
     if (a->cpus) {
         size_t bad = 0;
 
@@ -48,22 +52,130 @@ static int choose(const struct run_args *a, const struct corun_policy *pol,
         return 0;
     }
     t.ipc = t.freq_ratio = t.llc_mpki = t.llc_miss_ratio = t.mem_bw_bps = t.cpu_util = NAN;
-    if ((err = cli_topo_load("run", NULL, NULL, &topo)))
+    if ((err = cli_topo_load("run", NULL, NULL, topo)))
         return err;
     {
-        struct corun_snapshot snap = {.topo = topo, .ntasks = 1, .tasks = &t, .seed = 1};
+        struct corun_snapshot snap = {.topo = *topo, .ntasks = 1, .tasks = &t, .seed = 1};
         struct corun_plan plan = {.ntasks = 1, .cpu = &cpu};
 
         err = pol->place(&snap, &plan);
     }
     if (!err && cpu >= 0)
-        err = cli_dense_to_set(topo, cpu, set);
-    corun_topo_free(topo);
+        err = cli_dense_to_set(*topo, cpu, set);
     if (err) {
         cli_error("run", "policy %s: %s", pol->name, corun_strerror(err));
         return CLI_EXIT_FAIL;
     }
+    *dense = cpu;
     return 0;
+}
+
+/*
+ * A policy places one task on one CPU; a command that turns out to keep N
+ * threads busy gets the smallest domain around that CPU (core, L2, L3, NUMA node,
+ * package, machine) with at least N usable CPUs, so a parallel program is
+ * not squeezed onto one CPU. Returns true when @set grew.
+ */
+static bool widen(const struct corun_topo *topo, int dense, unsigned nthreads,
+                  struct corun_cpuset *set)
+{
+    if (!topo || dense < 0 || nthreads <= corun_cpuset_count(set))
+        return false;
+    for (int l = CORUN_LEVEL_CORE; l <= CORUN_LEVEL_MACHINE; l++) {
+        struct corun_cpuset wide = {0};
+        bool grew;
+
+        if (corun_cpuset_init(&wide, 64))
+            return false;
+        for (unsigned c = 0; c < corun_topo_ncpus(topo); c++) {
+            const struct corun_topo_cpu *tc = corun_topo_cpu(topo, c);
+
+            if (tc->usable && corun_topo_shares(topo, (unsigned)dense, c, (enum corun_level)l))
+                corun_cpuset_set(&wide, tc->os_index);
+        }
+        grew = corun_cpuset_count(&wide) > corun_cpuset_count(set);
+        if (grew && (corun_cpuset_count(&wide) >= nthreads || l == CORUN_LEVEL_MACHINE)) {
+            corun_cpuset_copy(set, &wide);
+            corun_cpuset_release(&wide);
+            return true;
+        }
+        corun_cpuset_release(&wide);
+    }
+    return false;
+}
+
+/* Each thread's CPU demand (ns) at the last look, to tell busy threads
+ * from the idle ones runtimes keep (a Go or Java program has dozens). */
+struct thread_ticks {
+    unsigned n, cap;
+    pid_t *tid;
+    unsigned long long *ticks;
+};
+
+/* Nanoseconds thread @tid of @pid has run or waited to run (schedstat):
+ * what it wanted of a CPU, whether or not it got one. 0 when unreadable. */
+static unsigned long long thread_demand(pid_t pid, const char *tid)
+{
+    unsigned long long run = 0, wait = 0;
+    char path[300];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, tid);
+    f = fopen(path, "re");
+    if (!f)
+        return 0;
+    if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+        run = wait = 0;
+    fclose(f);
+    return run + wait;
+}
+
+/* Threads of @pid that wanted a CPU (ran or waited to) at least half the
+ * time since the last call, @interval_ns ago; the first call counts none. */
+static unsigned busy_threads(pid_t pid, struct thread_ticks *tt, unsigned long long interval_ns)
+{
+    char path[64];
+    struct dirent *d;
+    unsigned busy = 0;
+    DIR *dir;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    dir = opendir(path);
+    while (dir && (d = readdir(dir))) {
+        pid_t tid = (pid_t)atoi(d->d_name);
+        unsigned long long now;
+        unsigned i;
+
+        if (tid <= 0)
+            continue;
+        now = thread_demand(pid, d->d_name);
+        for (i = 0; i < tt->n && tt->tid[i] != tid; i++)
+            ;
+        if (i < tt->n) {
+            busy += now - tt->ticks[i] >= interval_ns / 2;
+            tt->ticks[i] = now;
+            continue;
+        }
+        if (tt->n == tt->cap) {
+            unsigned cap = tt->cap ? 2 * tt->cap : 16;
+            pid_t *t = realloc(tt->tid, cap * sizeof(*t));
+            unsigned long long *k;
+
+            if (!t)
+                break;
+            tt->tid = t;
+            k = realloc(tt->ticks, cap * sizeof(*k));
+            if (!k)
+                break;
+            tt->ticks = k;
+            tt->cap = cap;
+        }
+        tt->tid[tt->n] = tid;
+        tt->ticks[tt->n++] = now;
+    }
+    if (dir)
+        closedir(dir);
+    return busy;
 }
 
 static void print_report(FILE *f, const struct run_args *a, const struct run_measure *m,
@@ -157,12 +269,25 @@ static int write_json(const struct run_args *a, const struct run_measure *m, con
     return 0;
 }
 
-/* Waits for @pid, forwarding SIGINT/SIGTERM and re-placing new threads
- * every half second. Returns the wait status and fills @ru. */
-static int wait_child(pid_t pid, const struct corun_act_ops *ops, void *act,
-                      const struct corun_cpuset *set, struct rusage *ru)
+/* What the wait loop keeps placing. */
+struct run_place {
+    const struct corun_act_ops *ops;
+    void *act;
+    struct corun_cpuset *set;
+    const struct corun_topo *topo; /* NULL: --cpus, never widened */
+    int dense;
+    char *placed; /* the report's "CPUs" */
+    size_t placed_len;
+};
+
+/* Waits for @pid, forwarding SIGINT/SIGTERM/SIGHUP, and every half second
+ * re-placing its threads (those born since) and widening the placement to
+ * the number of its busy threads. Returns the wait status and fills @ru. */
+static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
 {
     struct timespec tick = {.tv_sec = 0, .tv_nsec = 500000000};
+    unsigned long long interval_ns = 500000000ull;
+    struct thread_ticks tt = {0};
     sigset_t sigs;
     int status = 0;
 
@@ -175,16 +300,26 @@ static int wait_child(pid_t pid, const struct corun_act_ops *ops, void *act,
         pid_t w = wait4(pid, &status, WNOHANG, ru);
         int sig;
 
-        if (w == pid)
-            return status;
-        if (w < 0 && errno != EINTR)
-            return 0;
+        if (w == pid || (w < 0 && errno != EINTR))
+            break;
         sig = sigtimedwait(&sigs, NULL, &tick);
-        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
             kill(pid, sig);
-        else if (sig < 0 && ops && corun_cpuset_count(set))
-            ops->apply(act, pid, set); /* pick up threads born since */
+        } else if (sig < 0 && pl->ops && corun_cpuset_count(pl->set)) {
+            unsigned busy = busy_threads(pid, &tt, interval_ns);
+
+            if (widen(pl->topo, pl->dense, busy, pl->set)) {
+                corun_cpuset_format(pl->set, pl->placed, pl->placed_len);
+                if (cli_verbose)
+                    fprintf(stderr, "corun run: %u busy threads: widened to CPUs %s\n", busy,
+                            pl->placed);
+            }
+            pl->ops->apply(pl->act, pid, pl->set); /* threads born since */
+        }
     }
+    free(tt.tid);
+    free(tt.ticks);
+    return status;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -204,8 +339,9 @@ static int cmd_run(int argc, char **argv)
     struct spawn sp;
     sigset_t sigs, old;
     char jdir[4096], placed[256] = "any (not pinned)", why[512];
+    struct corun_topo *topo = NULL;
     void *act = NULL;
-    int c, rc, status, err;
+    int c, rc, status, err, dense = -1;
 
     optind = 1;
     while ((c = getopt_long(argc, argv, "+p:c:a:tJ:j:h", longopts, NULL)) != -1) {
@@ -228,7 +364,7 @@ static int cmd_run(int argc, char **argv)
         return CLI_EXIT_USAGE;
     if (corun_cpuset_init(&set, 64))
         return CLI_EXIT_FAIL;
-    if ((rc = choose(&a, pol, &set)))
+    if ((rc = choose(&a, pol, &set, &topo, &dense)))
         goto out_set;
     if (corun_cpuset_count(&set)) {
         corun_cpuset_format(&set, placed, sizeof(placed));
@@ -266,7 +402,12 @@ static int cmd_run(int argc, char **argv)
         rc = strstr(why, "--thp") ? CLI_EXIT_FAIL : 127;
         goto out_restore;
     }
-    status = wait_child(sp.pid, ops, act, &set, &ru);
+    {
+        struct run_place pl = {.ops = ops, .act = act, .set = &set, .topo = topo,
+                               .dense = dense, .placed = placed, .placed_len = sizeof(placed)};
+
+        status = wait_child(sp.pid, &pl, &ru);
+    }
     run_measure_finish(&m, &ru);
     print_report(stderr, &a, &m, a.cpus ? "none (--cpus)" : pol->name, placed, status);
     if (a.json)
@@ -283,6 +424,7 @@ out_mask:
         ops->close(act);
 out_set:
     corun_cpuset_release(&set);
+    corun_topo_free(topo);
     return rc;
 }
 

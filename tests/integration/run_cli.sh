@@ -53,6 +53,24 @@ got=$("$CORUN" run --journal "$J" --actuator dryrun --cpus "$last" -- sh -c 'sed
 expect_eq "dryrun leaves the affinity" "$got" "$mine"
 grep -q "dryrun: would place pid [0-9]* on CPUs $last" "$tmp/e" && ok || fail "dryrun said nothing: $(cat "$tmp/e")"
 
+# A command that keeps two threads busy outgrows the policy's single CPU:
+# the placement widens to the smallest domain that holds them.
+if ((ncpu >= 2)); then
+  "$CORUN" run --journal "$J" --policy spread -- "$K/corun-compute" -n 100000 -t 2 -r "$tmp/rw" 2> /dev/null &
+  c=$!
+  wait_file "$tmp/rw" && ok || fail "widen: never ready"
+  pid=$(cat "$tmp/rw")
+  d=$((SECONDS + 20)); widened=""
+  while ((SECONDS < d)); do
+    a=$(affinity_of "$pid" | tail -n 1)
+    [[ $a =~ [-,] ]] && { widened=$a; break; }
+    read -rt 0.05 <> <(:) || true
+  done
+  [[ -n $widened ]] && ok || fail "two busy threads were never given more than one CPU"
+  kill -TERM "$c"; wait "$c"
+  expect_eq "widen: SIGTERM exit" $? 143
+fi
+
 # --json
 "$CORUN" run --json "$tmp/run.json" --cpus 0 -- sh -c 'exit 3' 2> /dev/null
 grep -q '"exit_status": 3' "$tmp/run.json" && ok || fail "json exit_status: $(cat "$tmp/run.json")"
