@@ -60,7 +60,9 @@ struct corun_act_ops {
 /*
  * The backends of this library. apply() on the affinity and cpuset backends:
  *   - the first apply to a PID opens a pidfd on it, reads its start time and
- *     its threads' affinities (and cgroup), journals them durably, then acts;
+ *     its threads' affinities (and cgroup), journals them durably, then acts
+ *     (affinity: a process whose threads all run on @cpus already is left
+ *     alone and not journaled: nothing changes);
  *   - applying again (same or other CPUs) rescans /proc/PID/task, so threads
  *     that appeared since are placed too: callers re-apply periodically;
  *   - returns -ESRCH when the process is gone (or its PID now names another

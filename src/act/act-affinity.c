@@ -2,8 +2,9 @@
  * act-affinity.c — the affinity actuator: sched_setaffinity on every thread
  * of a process.
  *
- * The first apply to a PID opens a pidfd on it and journals the original
- * affinity of every thread (keyed by PID and start time); each apply walks
+ * The first apply to a PID that changes anything opens a pidfd on it and
+ * journals the original affinity of every thread (keyed by PID and start
+ * time; a process already exactly there is left alone, unjournaled); each apply walks
  * /proc/PID/task again, so threads born since are placed too. Every call is
  * preceded by a liveness check of the pidfd: while the process we opened is
  * alive its PID cannot name another process, so a recycled PID is never
@@ -54,6 +55,10 @@ static int aff_apply(void *state, pid_t target, const struct corun_cpuset *cpus)
 
     if (!cpus || corun_cpuset_count(cpus) == 0)
         return -EINVAL;
+    /* Already where it should be (a child that inherited its parent's
+     * placement): nothing changes, so nothing is journaled either. */
+    if (!p && corun__threads_all_on(b->rootfd, target, cpus))
+        return 0;
     if (!p && (err = corun__act_track(b, target, "affinity", NULL, NULL, &p)))
         return err;
     if (!corun__pidfd_alive(p->pidfd))

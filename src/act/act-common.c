@@ -208,6 +208,32 @@ int corun__restore_threads(int rootfd, const struct corun_journal_entry *e)
     return set_threads(rootfd, e->pid, &c);
 }
 
+struct same_ctx {
+    const struct corun_cpuset *cpus;
+    struct corun_cpuset tmp;
+};
+
+static int differs(void *ctx, pid_t tid)
+{
+    struct same_ctx *c = ctx;
+    int err = corun__mask_get(tid, &c->tmp);
+
+    if (err == -ESRCH)
+        return 0;
+    if (err)
+        return err;
+    return corun_cpuset_equal(&c->tmp, c->cpus) ? 0 : 1;
+}
+
+bool corun__threads_all_on(int rootfd, pid_t pid, const struct corun_cpuset *cpus)
+{
+    struct same_ctx c = {.cpus = cpus};
+    int ret = corun__for_each_thread(rootfd, pid, differs, &c);
+
+    corun_cpuset_release(&c.tmp);
+    return ret == 0;
+}
+
 /* ---- records of changed processes ------------------------------------------ */
 
 int corun__act_base_init(struct corun__act_base *b, const struct corun_act_opts *opts)

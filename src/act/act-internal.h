@@ -69,6 +69,10 @@ int corun__for_each_thread(int rootfd, pid_t pid, int (*fn)(void *ctx, pid_t tid
  */
 int corun__set_all_threads(int rootfd, pid_t pid, const struct corun_cpuset *cpus);
 
+/* True when every thread of @pid already runs on exactly @cpus (false on
+ * any error, including the process being gone). */
+bool corun__threads_all_on(int rootfd, pid_t pid, const struct corun_cpuset *cpus);
+
 /* Gives every thread of @pid the affinity @e journaled for it (the main
  * thread's for threads born since). 0, -ESRCH, or the first -errno. */
 int corun__restore_threads(int rootfd, const struct corun_journal_entry *e);
