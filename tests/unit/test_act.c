@@ -89,6 +89,9 @@ static void test_apply_restore_rescan(void **state)
     assert_int_equal(corun__mask_get(k.pid, &orig), 0);
     set_of(&one, ncpus > 1 ? "1" : "0");
     assert_int_equal(corun_act_affinity.open(&o, &st), 0);
+    /* Already there: nothing to change, nothing journaled. */
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &orig), 0);
+    assert_int_equal(journal_entries(), 0);
     assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), 0);
     expect_threads(k.pid, &one);
     assert_int_equal(journal_entries(), 1);
