@@ -48,6 +48,11 @@ got=$("$CORUN" run --journal "$J" --policy spread -- sh -c 'sed -n "s/^Cpus_allo
 got=$("$CORUN" run --journal "$J" --policy linux -- sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/self/status' 2> /dev/null)
 expect_eq "linux policy leaves the affinity" "$got" "$mine"
 
+# No journal, no change: an unwritable journal leaves the command unplaced.
+got=$("$CORUN" run --journal /proc/corun-cannot-be --cpus "$last" -- sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/self/status' 2> "$tmp/e")
+expect_eq "unjournaled placement not made" "$got" "$mine"
+grep -q "running unplaced" "$tmp/e" && ok || fail "no warning for an unwritable journal: $(cat "$tmp/e")"
+
 # The dry run says what it would do and changes nothing.
 got=$("$CORUN" run --journal "$J" --actuator dryrun --cpus "$last" -- sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/self/status' 2> "$tmp/e")
 expect_eq "dryrun leaves the affinity" "$got" "$mine"
