@@ -51,10 +51,18 @@ int main(int argc, char **argv)
 
     while ((c = getopt(argc, argv, "r:p:j:f:")) != -1) {
         switch (c) {
-        case 'r': repeats = atoi(optarg); break;
-        case 'p': policy = optarg; break;
-        case 'j': jobs = atoi(optarg); break;
-        case 'f': jobfile = optarg; break;
+        case 'r':
+            repeats = atoi(optarg);
+            break;
+        case 'p':
+            policy = optarg;
+            break;
+        case 'j':
+            jobs = atoi(optarg);
+            break;
+        case 'f':
+            jobfile = optarg;
+            break;
         default:
             fprintf(stderr, "usage: %s [-r REPEATS] [-p POLICY] [-j N] [-f JOBFILE]\n", argv[0]);
             return 2;
@@ -67,7 +75,8 @@ int main(int argc, char **argv)
     snprintf(src, sizeof(src), "%s", dirname(dirname(fx)));
     snprintf(bin, sizeof(bin), "%s", CORUN_BINARY);
     snprintf(kernels, sizeof(kernels), "%s/kernels", dirname(bin));
-    snprintf(path, sizeof(path), "%s:%s", kernels, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    snprintf(path, sizeof(path), "%s:%s", kernels,
+             getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
     setenv("PATH", path, 1);
     snprintf(out, sizeof(out), "/tmp/corun-bench-XXXXXX");
     if (mkstemp(out) < 0)

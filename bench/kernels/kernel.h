@@ -28,12 +28,12 @@
 #include <unistd.h>
 
 struct kernel_args {
-    unsigned long n;      /* work units */
-    unsigned long kib;    /* working set, KiB */
+    unsigned long n;   /* work units */
+    unsigned long kib; /* working set, KiB */
     unsigned threads;
     const char *ready, *wait;
     int verbose;
-    uint64_t result;      /* folded from every thread, printed with -v */
+    uint64_t result; /* folded from every thread, printed with -v */
 };
 
 /* One thread's work: returns a value that depends on all of it, so the
@@ -77,12 +77,24 @@ static int kernel_main(int argc, char **argv, kernel_fn fn, unsigned long n, uns
 
     while ((c = getopt(argc, argv, "n:m:t:r:w:v")) != -1) {
         switch (c) {
-        case 'n': a.n = strtoul(optarg, NULL, 10); break;
-        case 'm': a.kib = strtoul(optarg, NULL, 10); break;
-        case 't': a.threads = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 'r': a.ready = optarg; break;
-        case 'w': a.wait = optarg; break;
-        case 'v': a.verbose = 1; break;
+        case 'n':
+            a.n = strtoul(optarg, NULL, 10);
+            break;
+        case 'm':
+            a.kib = strtoul(optarg, NULL, 10);
+            break;
+        case 't':
+            a.threads = (unsigned)strtoul(optarg, NULL, 10);
+            break;
+        case 'r':
+            a.ready = optarg;
+            break;
+        case 'w':
+            a.wait = optarg;
+            break;
+        case 'v':
+            a.verbose = 1;
+            break;
         default:
             fprintf(stderr, "usage: %s [-n WORK] [-m KIB] [-t THREADS] [-r READY] [-w WAIT] [-v]\n",
                     argv[0]);

@@ -132,9 +132,9 @@ CORUN_API int corun_proc_start_time(const char *root, pid_t pid, unsigned long l
 
 /* What corun_act_restore_journal() did with one entry. */
 struct corun_restore_result {
-    const char *file;                   /* the journal file */
+    const char *file;                        /* the journal file */
     const struct corun_journal_entry *entry; /* NULL when it could not be read */
-    int err;        /* 0 restored; -ESRCH gone (or PID recycled); other -errno failed */
+    int err;          /* 0 restored; -ESRCH gone (or PID recycled); other -errno failed */
     const char *what; /* words: "affinity of 3 threads restored", "process gone" */
 };
 
@@ -149,10 +149,9 @@ struct corun_restore_result {
  * first -errno; -ENOENT when the directory does not exist is reported as 0
  * with no entries.
  */
-CORUN_API int corun_act_restore_journal(const struct corun_act_opts *opts,
-                                        void (*cb)(void *user,
-                                                   const struct corun_restore_result *r),
-                                        void *user);
+CORUN_API int
+corun_act_restore_journal(const struct corun_act_opts *opts,
+                          void (*cb)(void *user, const struct corun_restore_result *r), void *user);
 
 #ifdef __cplusplus
 }

@@ -134,8 +134,8 @@ const struct corun_act_ops corun_act_affinity = {
 
 const struct corun_act_ops *corun_act_find(const char *name)
 {
-    static const struct corun_act_ops *const all[] = {
-        &corun_act_affinity, &corun_act_cpuset, &corun_act_dryrun};
+    static const struct corun_act_ops *const all[] = {&corun_act_affinity, &corun_act_cpuset,
+                                                      &corun_act_dryrun};
 
     for (size_t i = 0; i < CORUN_ARRAY_SIZE(all); i++)
         if (name && !strcmp(all[i]->name, name))

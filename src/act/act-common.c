@@ -21,7 +21,7 @@
 /* The kernel refuses masks smaller than its nr_cpu_ids; start at 1024 bits
  * and double on EINVAL, so machines with more CPUs are handled. */
 #define MASK_START_BITS 1024u
-#define MASK_MAX_BITS (1u << 20)
+#define MASK_MAX_BITS   (1u << 20)
 
 int corun__mask_get(pid_t tid, struct corun_cpuset *set)
 {

@@ -86,8 +86,9 @@ static int find_mount(int rootfd, int *version, char *mnt, size_t len, char *why
         snprintf(mnt, len, "%s", v2[0] ? v2 : v1);
         return 0;
     }
-    snprintf(why, wlen, "no cgroup hierarchy with the cpuset controller is mounted "
-                        "(neither cgroup2 with cpuset in cgroup.controllers nor a v1 cpuset mount)");
+    snprintf(why, wlen,
+             "no cgroup hierarchy with the cpuset controller is mounted "
+             "(neither cgroup2 with cpuset in cgroup.controllers nor a v1 cpuset mount)");
     return -ENOTSUP;
 }
 
@@ -228,10 +229,10 @@ static int fill_cgroups(void *ctx, struct corun_journal_entry *e)
         return -ENOENT;
     }
     err = 0;
-    if ((size_t)snprintf(e->cgroup, sizeof(e->cgroup), "%s%s", s->mnt,
-                         strcmp(cg, "/") ? cg : "") >= sizeof(e->cgroup) ||
-        (size_t)snprintf(e->created, sizeof(e->created), "%s/corun/%d-%llu", s->mnt,
-                         (int)e->pid, e->start_time) >= sizeof(e->created))
+    if ((size_t)snprintf(e->cgroup, sizeof(e->cgroup), "%s%s", s->mnt, strcmp(cg, "/") ? cg : "") >=
+            sizeof(e->cgroup) ||
+        (size_t)snprintf(e->created, sizeof(e->created), "%s/corun/%d-%llu", s->mnt, (int)e->pid,
+                         e->start_time) >= sizeof(e->created))
         err = -ENAMETOOLONG;
     free(text);
     return err;
@@ -338,8 +339,7 @@ int corun__cpuset_restore_entry(int rootfd, const struct corun_journal_entry *e,
 
 static int restore_proc(struct cpuset_state *s, struct corun__act_proc *p)
 {
-    int err = corun__cpuset_restore_entry(s->base.rootfd, &p->orig,
-                                          corun__pidfd_alive(p->pidfd));
+    int err = corun__cpuset_restore_entry(s->base.rootfd, &p->orig, corun__pidfd_alive(p->pidfd));
 
     if (err) {
         corun__warn("cpuset: restoring pid %d (%s): %s", (int)p->pid, p->orig.comm,

@@ -15,9 +15,9 @@
 /* One process an instance has changed. */
 struct corun__act_proc {
     pid_t pid;
-    int pidfd;                        /* held from the first apply to restore */
-    struct corun_journal_entry orig;  /* what it was, as journaled */
-    struct corun_cpuset cur;          /* what we last applied */
+    int pidfd;                       /* held from the first apply to restore */
+    struct corun_journal_entry orig; /* what it was, as journaled */
+    struct corun_cpuset cur;         /* what we last applied */
 };
 
 /* The bookkeeping shared by the affinity and cpuset instances. */

@@ -70,8 +70,8 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
-static void entry_name(char *buf, size_t len, const char *dir, pid_t pid,
-                       unsigned long long start, const char *suffix)
+static void entry_name(char *buf, size_t len, const char *dir, pid_t pid, unsigned long long start,
+                       const char *suffix)
 {
     snprintf(buf, len, "%s/%d-%llu.journal%s", dir, (int)pid, start, suffix);
 }
@@ -86,8 +86,8 @@ static bool write_entry(FILE *f, const struct corun_journal_entry *e)
     if (!ok)
         return false;
     corun_cpuset_format(&e->cpus, list, need);
-    fprintf(f, "%s\npid %d\nstart %llu\nbackend %s\ncomm %s\ncpus %s\n", JOURNAL_MAGIC,
-            (int)e->pid, e->start_time, e->backend, e->comm[0] ? e->comm : "?", list);
+    fprintf(f, "%s\npid %d\nstart %llu\nbackend %s\ncomm %s\ncpus %s\n", JOURNAL_MAGIC, (int)e->pid,
+            e->start_time, e->backend, e->comm[0] ? e->comm : "?", list);
     for (unsigned i = 0; i < e->nthreads && ok; i++) {
         size_t n = corun_cpuset_format(&e->threads[i].cpus, NULL, 0) + 1;
 
@@ -322,12 +322,13 @@ static int restore_entry(int rootfd, const char *root, const struct corun_journa
     bool alive;
 
     pidfd = corun__sys.pidfd_open(e->pid, 0);
-    alive = pidfd >= 0 && !corun_proc_start_time(root, e->pid, &start) &&
-            start == e->start_time && corun__pidfd_alive(pidfd);
+    alive = pidfd >= 0 && !corun_proc_start_time(root, e->pid, &start) && start == e->start_time &&
+            corun__pidfd_alive(pidfd);
     if (!strcmp(e->backend, "cpuset")) {
         err = corun__cpuset_restore_entry(rootfd, e, alive);
-        *what = err ? "cpuset restore failed" : alive ? "cgroup and affinity restored"
-                                                      : "process gone; its cgroup removed";
+        *what = err     ? "cpuset restore failed"
+                : alive ? "cgroup and affinity restored"
+                        : "process gone; its cgroup removed";
         if (!err && !alive)
             err = -ESRCH;
     } else if (!alive) {

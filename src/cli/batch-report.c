@@ -35,23 +35,24 @@ void batch_print(FILE *f, const struct batch *b)
     unsigned done = 0;
 
     fprintf(f, "\n corun batch: %u jobs, -j %u, policy %s, actuator %s\n\n", b->njobs, b->jmax,
-           b->policy_name, b->ops ? b->ops->name : "none");
+            b->policy_name, b->ops ? b->ops->name : "none");
     fprintf(f, "  %-16s %6s %9s %9s  %-9s %-6s %s\n", "job", "status", "wall_s", "cpu_s", "class",
-           "cpus", "command");
+            "cpus", "command");
     for (unsigned i = 0; i < b->njobs; i++) {
         const struct job_run *r = &b->runs[i];
 
         if (r->state != JOB_DONE) {
             fprintf(f, "  %-16.16s %6s %9s %9s  %-9s %-6s %.40s\n", r->spec->name, "-", "-", "-",
-                   corun_class_name(r->cls), "-", r->spec->command);
+                    corun_class_name(r->cls), "-", r->spec->command);
             continue;
         }
         done++;
-        fprintf(f, "  %-16.16s %6d %9.3f %9.3f  %-9s %-6s %.40s\n", r->spec->name, batch_job_code(r),
-               r->m.wall_s, r->m.cpu_s, corun_class_name(r->cls), r->cpus, r->spec->command);
+        fprintf(f, "  %-16.16s %6d %9.3f %9.3f  %-9s %-6s %.40s\n", r->spec->name,
+                batch_job_code(r), r->m.wall_s, r->m.cpu_s, corun_class_name(r->cls), r->cpus,
+                r->spec->command);
     }
     fprintf(f, "\n  makespan %.3f s, %u of %u jobs run, %u failed, CPU time %.3f s", b->makespan_s,
-           done, b->njobs, b->failed, cpu_total(b));
+            done, b->njobs, b->failed, cpu_total(b));
     if (b->replacements)
         fprintf(f, ", %u re-placements", b->replacements);
     if (b->placement_errors)

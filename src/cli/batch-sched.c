@@ -73,8 +73,7 @@ const struct sched_learned *sched_book_find(const struct sched_book *b, const ch
     return NULL;
 }
 
-void sched_book_learn(struct sched_book *b, const char *key, enum corun_class cls,
-                      double cpu_util)
+void sched_book_learn(struct sched_book *b, const char *key, enum corun_class cls, double cpu_util)
 {
     struct sched_learned *l = (struct sched_learned *)sched_book_find(b, key);
 
@@ -107,8 +106,8 @@ void sched_book_release(struct sched_book *b)
     memset(b, 0, sizeof(*b));
 }
 
-void sched_profile(struct corun_task_profile *p, unsigned id, enum corun_class cls,
-                   double weight, double cpu_util, int cpu)
+void sched_profile(struct corun_task_profile *p, unsigned id, enum corun_class cls, double weight,
+                   double cpu_util, int cpu)
 {
     int row = cls >= 0 && cls < CORUN_NCLASSES ? cls : CORUN_NCLASSES;
     double share = isnan(cpu_util) ? 1.0 : fmin(1.0, fmax(0.0, cpu_util));

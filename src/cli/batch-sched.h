@@ -31,8 +31,7 @@ void sched_key(const char *command, char *key, size_t len);
 /* The learned record of @key, or NULL. */
 const struct sched_learned *sched_book_find(const struct sched_book *b, const char *key);
 /* Folds one finished (or still running) job's figures into @key's record. */
-void sched_book_learn(struct sched_book *b, const char *key, enum corun_class cls,
-                      double cpu_util);
+void sched_book_learn(struct sched_book *b, const char *key, enum corun_class cls, double cpu_util);
 void sched_book_release(struct sched_book *b);
 
 /*
@@ -40,8 +39,8 @@ void sched_book_release(struct sched_book *b);
  * busy): the class's typical pressure and sensitivity at each sharing level,
  * pressure scaled by how much of the time the task actually runs.
  */
-void sched_profile(struct corun_task_profile *p, unsigned id, enum corun_class cls,
-                   double weight, double cpu_util, int cpu);
+void sched_profile(struct corun_task_profile *p, unsigned id, enum corun_class cls, double weight,
+                   double cpu_util, int cpu);
 
 /* The cache sizes the fallback classification compares footprints with. */
 struct sched_caches {

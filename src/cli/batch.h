@@ -20,28 +20,28 @@ enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 struct job_run {
     const struct job_spec *spec;
     enum job_state state;
-    pid_t pid;           /* the leader; also its process group */
-    int cpu;             /* dense CPU it is placed on; -1 not pinned */
-    char cpus[64];       /* where it ran, for reports ("1", "any") */
-    char key[64];        /* what it teaches: its program's name */
+    pid_t pid;     /* the leader; also its process group */
+    int cpu;       /* dense CPU it is placed on; -1 not pinned */
+    char cpus[64]; /* where it ran, for reports ("1", "any") */
+    char key[64];  /* what it teaches: its program's name */
     enum corun_class cls;
     struct run_measure m;
     double start_s, end_s;
-    int status;          /* wait status */
-    bool not_started;    /* could not be started: counts as 127 */
-    unsigned skipped;    /* times another job was chosen ahead of it */
+    int status;                              /* wait status */
+    bool not_started;                        /* could not be started: counts as 127 */
+    unsigned skipped;                        /* times another job was chosen ahead of it */
     double live_cpu_s, live_delay_s, live_t; /* as last sampled */
-    double live_demand;  /* (CPU + waiting for a CPU) / wall, last interval */
-    double live_rss;     /* resident bytes of its processes, largest seen */
-    unsigned moves;      /* re-placements while running */
-    pid_t applied[64];   /* processes of the job we placed (for restore) */
+    double live_demand;                      /* (CPU + waiting for a CPU) / wall, last interval */
+    double live_rss;                         /* resident bytes of its processes, largest seen */
+    unsigned moves;                          /* re-placements while running */
+    pid_t applied[64];                       /* processes of the job we placed (for restore) */
     unsigned napplied;
 };
 
 struct batch {
     const char *policy_name;
     const struct corun_policy *pol;
-    bool fifo;                 /* linux policy: first in, first out, unpinned */
+    bool fifo; /* linux policy: first in, first out, unpinned */
     const struct corun_act_ops *ops;
     void *act;
     struct corun_topo *topo;
@@ -52,7 +52,7 @@ struct batch {
     struct sched_caches caches; /* what footprints are compared with */
     double t0, makespan_s;
     unsigned failed, placement_errors, replacements;
-    int stop_sig;              /* SIGINT/SIGTERM received */
+    int stop_sig; /* SIGINT/SIGTERM received */
 };
 
 /* The exit code a finished job counts with: its status, 128+signal, 127. */

@@ -34,11 +34,11 @@
 #include "cli/spawn.h"
 #include "cli/topo-load.h"
 
-#define TICK_NS 250000000L  /* learning and thread pick-up period */
-#define REPLACE_EVERY_S 2.0 /* hysteresis: re-place at most this often */
-#define MATURE_S 1.0        /* a job's CPU use means something after this */
-#define WINDOW 8            /* queued jobs considered at each start */
-#define STOP_GRACE_S 10.0   /* after forwarding a signal, then SIGKILL */
+#define TICK_NS         250000000L /* learning and thread pick-up period */
+#define REPLACE_EVERY_S 2.0        /* hysteresis: re-place at most this often */
+#define MATURE_S        1.0        /* a job's CPU use means something after this */
+#define WINDOW          8          /* queued jobs considered at each start */
+#define STOP_GRACE_S    10.0       /* after forwarding a signal, then SIGKILL */
 
 static unsigned count_state(const struct batch *b, enum job_state s)
 {
@@ -136,8 +136,8 @@ static struct job_run *pick_next(struct batch *b, struct corun_task_profile *tas
         return NULL;
     for (unsigned i = 0; i < b->njobs && seen < WINDOW; i++) {
         struct job_run *r = &b->runs[i];
-        struct corun_snapshot snap = {.topo = b->topo, .ntasks = nrun + 1, .tasks = tasks,
-                                      .seed = 1};
+        struct corun_snapshot snap = {
+            .topo = b->topo, .ntasks = nrun + 1, .tasks = tasks, .seed = 1};
         struct corun_plan plan = {.ntasks = nrun + 1, .cpu = plan_cpu};
         double cost;
         int cpu = -1;
@@ -195,8 +195,7 @@ static int place_pid(struct batch *b, struct job_run *r, pid_t pid, int cpu)
 
 static void start_job(struct batch *b, struct job_run *r, int cpu)
 {
-    struct spawn_opts so = {.shell_cmd = r->spec->command, .new_pgroup = true,
-                            .null_stdin = true};
+    struct spawn_opts so = {.shell_cmd = r->spec->command, .new_pgroup = true, .null_stdin = true};
     struct spawn sp;
     char why[512];
     int err;
@@ -204,8 +203,8 @@ static void start_job(struct batch *b, struct job_run *r, int cpu)
     r->start_s = run_now_s();
     r->live_t = r->start_s;
     if ((err = spawn_start(&so, &sp))) {
-        cli_error("batch", "job %s (line %u): cannot start: fork: %s", r->spec->name,
-                  r->spec->line, corun_strerror(err));
+        cli_error("batch", "job %s (line %u): cannot start: fork: %s", r->spec->name, r->spec->line,
+                  corun_strerror(err));
         r->not_started = true;
         r->state = JOB_DONE;
         b->failed++;
@@ -221,21 +220,20 @@ static void start_job(struct batch *b, struct job_run *r, int cpu)
         if (err) {
             /* Never fatal: the job runs where the kernel puts it. */
             cli_error("batch", "job %s: placing on CPU %u (%s): %s; running unplaced",
-                      r->spec->name, corun_topo_cpu(b->topo, (unsigned)cpu)->os_index,
-                      b->ops->name, corun_strerror(err));
+                      r->spec->name, corun_topo_cpu(b->topo, (unsigned)cpu)->os_index, b->ops->name,
+                      corun_strerror(err));
             b->placement_errors++;
         } else {
             r->cpu = cpu;
         }
     }
     if ((err = spawn_release(&sp, why, sizeof(why)))) {
-        cli_error("batch", "job %s (line %u): cannot start: %s", r->spec->name, r->spec->line,
-                  why);
+        cli_error("batch", "job %s (line %u): cannot start: %s", r->spec->name, r->spec->line, why);
         r->not_started = true;
     }
     if (cli_verbose)
-        fprintf(stderr, "corun batch: started %s (pid %d) on CPUs %s\n", r->spec->name,
-                (int)r->pid, r->cpus);
+        fprintf(stderr, "corun batch: started %s (pid %d) on CPUs %s\n", r->spec->name, (int)r->pid,
+                r->cpus);
 }
 
 static void finish_job(struct batch *b, struct job_run *r, int status, const struct rusage *ru)
@@ -435,8 +433,8 @@ static void tick(struct batch *b, struct corun_task_profile *tasks, struct job_r
         if (use[i].rss > r->live_rss)
             r->live_rss = use[i].rss;
         if (now - r->start_s >= MATURE_S)
-            r->cls = sched_learn_class(r->spec->cls, fmin(1.0, r->live_demand), r->live_rss,
-                                       &b->caches);
+            r->cls =
+                sched_learn_class(r->spec->cls, fmin(1.0, r->live_demand), r->live_rss, &b->caches);
         if (r->cpu >= 0 && b->ops && r->napplied)
             replace_job_threads(b, r);
     }
@@ -626,10 +624,10 @@ struct batch_args {
 static int parse_args(int argc, char **argv, struct batch_args *a)
 {
     static const struct option longopts[] = {
-        {"jobs", required_argument, NULL, 'j'}, {"policy", required_argument, NULL, 'p'},
-        {"compare", required_argument, NULL, 'C'}, {"json", required_argument, NULL, 'J'},
+        {"jobs", required_argument, NULL, 'j'},     {"policy", required_argument, NULL, 'p'},
+        {"compare", required_argument, NULL, 'C'},  {"json", required_argument, NULL, 'J'},
         {"actuator", required_argument, NULL, 'a'}, {"journal", required_argument, NULL, 'L'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     int c;
 
     optind = 1;
@@ -637,16 +635,28 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
         switch (c) {
         case 'j':
             if (!cli_parse_uint(optarg, &a->jobs) || a->jobs == 0 || a->jobs > 4096)
-                return cli_usage_error("batch", "-j '%s': not a number of jobs (1-4096)",
-                                       optarg);
+                return cli_usage_error("batch", "-j '%s': not a number of jobs (1-4096)", optarg);
             break;
-        case 'p': a->policy = optarg; break;
-        case 'C': a->compare = optarg; break;
-        case 'J': a->json = optarg; break;
-        case 'a': a->actuator = optarg; break;
-        case 'L': a->journal = optarg; break;
-        case 'h': cli_usage(stdout, "batch"); return -1;
-        default: return cli_usage_error("batch", "bad option");
+        case 'p':
+            a->policy = optarg;
+            break;
+        case 'C':
+            a->compare = optarg;
+            break;
+        case 'J':
+            a->json = optarg;
+            break;
+        case 'a':
+            a->actuator = optarg;
+            break;
+        case 'L':
+            a->journal = optarg;
+            break;
+        case 'h':
+            cli_usage(stdout, "batch");
+            return -1;
+        default:
+            return cli_usage_error("batch", "bad option");
         }
     }
     if (argc - optind > 1)
@@ -737,16 +747,18 @@ static int cmd_batch(int argc, char **argv)
         sig = batch_run(&cmp);
     }
     if (b.ops->restore_all(b.act))
-        cli_error("batch", "some placements could not be undone; the journal in %s keeps them "
-                  "(corun restore)", jdir);
+        cli_error("batch",
+                  "some placements could not be undone; the journal in %s keeps them "
+                  "(corun restore)",
+                  jdir);
     /* With --json -, the document owns stdout and the tables go to stderr. */
     out = a.json && !strcmp(a.json, "-") ? stderr : stdout;
     batch_print(out, &b);
     if (have_cmp) {
         batch_print(out, &cmp);
         fprintf(out, "\n  makespan %s %.3f s, %s %.3f s: ratio %s/%s %.3f\n", b.policy_name,
-               b.makespan_s, cmp.policy_name, cmp.makespan_s, cmp.policy_name, b.policy_name,
-               b.makespan_s > 0 ? cmp.makespan_s / b.makespan_s : NAN);
+                b.makespan_s, cmp.policy_name, cmp.makespan_s, cmp.policy_name, b.policy_name,
+                b.makespan_s > 0 ? cmp.makespan_s / b.makespan_s : NAN);
     }
     fflush(stdout);
     if (a.json)

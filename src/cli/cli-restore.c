@@ -63,8 +63,8 @@ static void on_entry(void *user, const struct corun_restore_result *r)
         return;
     }
     if (e)
-        printf("%8d  %-16s %-9s %s%s%s\n", (int)e->pid, r->err ? e->comm : comm_now(e), e->backend, r->what,
-               r->err && r->err != -ESRCH ? ": " : "",
+        printf("%8d  %-16s %-9s %s%s%s\n", (int)e->pid, r->err ? e->comm : comm_now(e), e->backend,
+               r->what, r->err && r->err != -ESRCH ? ": " : "",
                r->err && r->err != -ESRCH ? corun_strerror(r->err) : "");
     else
         printf("%8s  %-16s %-9s %s: %s (%s)\n", "?", "?", "?", r->what, corun_strerror(r->err),
@@ -88,10 +88,17 @@ static int cmd_restore(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "j:Jh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'j': given = optarg; break;
-        case 'J': json = true; break;
-        case 'h': cli_usage(stdout, "restore"); return CLI_EXIT_OK;
-        default: return cli_usage_error("restore", "bad option");
+        case 'j':
+            given = optarg;
+            break;
+        case 'J':
+            json = true;
+            break;
+        case 'h':
+            cli_usage(stdout, "restore");
+            return CLI_EXIT_OK;
+        default:
+            return cli_usage_error("restore", "bad option");
         }
     }
     if (optind < argc)

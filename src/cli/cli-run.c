@@ -190,8 +190,7 @@ static void print_report(FILE *f, const struct run_args *a, const struct run_mea
     else
         fprintf(f, "  %14d  exit status\n", WEXITSTATUS(status));
     fprintf(f, "  %14.3f  seconds wall time\n", m->wall_s);
-    fprintf(f, "  %14.3f  seconds CPU time (user %.3f, sys %.3f)\n", m->cpu_s, m->user_s,
-            m->sys_s);
+    fprintf(f, "  %14.3f  seconds CPU time (user %.3f, sys %.3f)\n", m->cpu_s, m->user_s, m->sys_s);
     for (unsigned i = 0; i < m->nmetrics; i++) {
         const struct run_metric *r = &m->metrics[i];
 
@@ -325,10 +324,10 @@ static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
 static int cmd_run(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"policy", required_argument, NULL, 'p'}, {"cpus", required_argument, NULL, 'c'},
+        {"policy", required_argument, NULL, 'p'},   {"cpus", required_argument, NULL, 'c'},
         {"actuator", required_argument, NULL, 'a'}, {"thp", no_argument, NULL, 't'},
-        {"json", required_argument, NULL, 'J'}, {"journal", required_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+        {"json", required_argument, NULL, 'J'},     {"journal", required_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     struct run_args a = {0};
     const struct corun_policy *pol;
     const struct corun_act_ops *ops = NULL;
@@ -346,14 +345,29 @@ static int cmd_run(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "+p:c:a:tJ:j:h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'p': a.policy = optarg; break;
-        case 'c': a.cpus = optarg; break;
-        case 'a': a.actuator = optarg; break;
-        case 't': a.thp = true; break;
-        case 'J': a.json = optarg; break;
-        case 'j': a.journal = optarg; break;
-        case 'h': cli_usage(stdout, "run"); return CLI_EXIT_OK;
-        default: return cli_usage_error("run", "bad option");
+        case 'p':
+            a.policy = optarg;
+            break;
+        case 'c':
+            a.cpus = optarg;
+            break;
+        case 'a':
+            a.actuator = optarg;
+            break;
+        case 't':
+            a.thp = true;
+            break;
+        case 'J':
+            a.json = optarg;
+            break;
+        case 'j':
+            a.journal = optarg;
+            break;
+        case 'h':
+            cli_usage(stdout, "run");
+            return CLI_EXIT_OK;
+        default:
+            return cli_usage_error("run", "bad option");
         }
     }
     if (optind >= argc)
@@ -368,8 +382,8 @@ static int cmd_run(int argc, char **argv)
         goto out_set;
     if (corun_cpuset_count(&set)) {
         corun_cpuset_format(&set, placed, sizeof(placed));
-        rc = cli_act_open("run", a.actuator, cli_journal_dir(a.journal, jdir, sizeof(jdir)),
-                          &ops, &act);
+        rc = cli_act_open("run", a.actuator, cli_journal_dir(a.journal, jdir, sizeof(jdir)), &ops,
+                          &act);
         if (rc)
             goto out_set;
     }
@@ -403,8 +417,13 @@ static int cmd_run(int argc, char **argv)
         goto out_restore;
     }
     {
-        struct run_place pl = {.ops = ops, .act = act, .set = &set, .topo = topo,
-                               .dense = dense, .placed = placed, .placed_len = sizeof(placed)};
+        struct run_place pl = {.ops = ops,
+                               .act = act,
+                               .set = &set,
+                               .topo = topo,
+                               .dense = dense,
+                               .placed = placed,
+                               .placed_len = sizeof(placed)};
 
         status = wait_child(sp.pid, &pl, &ru);
     }

@@ -51,8 +51,7 @@ static int attribute(char *word, struct job_spec *out, char *why, size_t len)
     char *eq = strchr(word, '='), *v, *end;
 
     if (!eq) {
-        snprintf(why, len, "'%s' is not an attribute (key=value) and no ' -- ' precedes it",
-                 word);
+        snprintf(why, len, "'%s' is not an attribute (key=value) and no ' -- ' precedes it", word);
         return -EINVAL;
     }
     *eq = '\0';
@@ -129,9 +128,9 @@ int jobfile_parse_line(const char *line, struct job_spec *out, char *why, size_t
         goto out_free;
     }
     /* trailing blanks are not part of the command */
-    for (size_t n = strlen(out->command); n && (out->command[n - 1] == ' ' ||
-                                               out->command[n - 1] == '\t' ||
-                                               out->command[n - 1] == '\r');)
+    for (size_t n = strlen(out->command);
+         n && (out->command[n - 1] == ' ' || out->command[n - 1] == '\t' ||
+               out->command[n - 1] == '\r');)
         out->command[--n] = '\0';
     return 0;
 

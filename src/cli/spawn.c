@@ -59,8 +59,7 @@ static void child(const struct spawn_opts *o, int go, int status)
         execl("/bin/sh", "sh", "-c", o->shell_cmd, (char *)NULL);
     else
         execvp(o->argv[0], o->argv);
-    snprintf(buf, sizeof(buf), "%s: %s", o->shell_cmd ? "/bin/sh" : o->argv[0],
-             strerror(errno));
+    snprintf(buf, sizeof(buf), "%s: %s", o->shell_cmd ? "/bin/sh" : o->argv[0], strerror(errno));
     child_fail(status, buf);
 }
 

@@ -109,7 +109,8 @@ out_free:
 }
 
 static const struct corun_policy stub_policies[] = {
-    {.name = "spread", .summary = "one task per core, across L3 domains first",
+    {.name = "spread",
+     .summary = "one task per core, across L3 domains first",
      .place = spread_place},
     {.name = "linux", .summary = "no pinning: leave it to the kernel", .place = linux_place},
 };

@@ -66,8 +66,8 @@ static void test_costs_follow_sharing(void **state)
     s_c_l3 = cost(t, CORUN_CLASS_STREAMING, a, CORUN_CLASS_COMPUTE, same_l3);
     c_c_l3 = cost(t, CORUN_CLASS_COMPUTE, a, CORUN_CLASS_COMPUTE, same_l3);
     same_cpu = cost(t, CORUN_CLASS_COMPUTE, a, CORUN_CLASS_COMPUTE, a);
-    assert_true(s_s_l3 > s_s_far);  /* sharing an L3 costs more */
-    assert_true(s_s_l3 > s_c_l3);   /* two streams hurt each other most */
+    assert_true(s_s_l3 > s_s_far); /* sharing an L3 costs more */
+    assert_true(s_s_l3 > s_c_l3);  /* two streams hurt each other most */
     assert_true(s_c_l3 > c_c_l3);
     assert_true(same_cpu > s_s_l3); /* taking turns on one CPU is worst */
     assert_true(s_s_far > 0);       /* the machine's memory is always shared */

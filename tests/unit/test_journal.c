@@ -163,8 +163,7 @@ static void test_replay_after_crash(void **state)
     void *st;
 
     assert_int_equal(corun__mask_get(k.pid, &orig), 0);
-    assert_int_equal(corun_cpuset_parse(&one, corun_cpuset_count(&orig) > 1 ? "1" : "0", NULL),
-                     0);
+    assert_int_equal(corun_cpuset_parse(&one, corun_cpuset_count(&orig) > 1 ? "1" : "0", NULL), 0);
     assert_int_equal(corun_act_affinity.open(&o, &st), 0);
     assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), 0);
     corun_act_affinity.close(st); /* no restore: as if killed */
@@ -223,10 +222,8 @@ static void test_replay_recycled_pid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_start_time),
-        cmocka_unit_test(test_replay_after_crash),
+        cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_start_time),          cmocka_unit_test(test_replay_after_crash),
         cmocka_unit_test(test_replay_recycled_pid),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
