@@ -55,6 +55,8 @@ void batch_print(FILE *f, const struct batch *b)
             done, b->njobs, b->failed, cpu_total(b));
     if (b->replacements)
         fprintf(f, ", %u re-placements", b->replacements);
+    if (b->unpinned)
+        fprintf(f, ", %u unpinned (their CPU was contended)", b->unpinned);
     if (b->placement_errors)
         fprintf(f, ", %u placement errors (jobs ran unplaced)", b->placement_errors);
     fprintf(f, "\n");
@@ -83,6 +85,7 @@ void batch_json(struct json *j, const struct batch *b)
             json_kdouble(j, "wall_s", r->m.wall_s);
             json_kdouble(j, "cpu_s", r->m.cpu_s);
             json_kuint(j, "moves", r->moves);
+            json_kbool(j, "unpinned", r->unpinned);
             json_key(j, "metrics");
             json_obj_begin_inline(j);
             for (unsigned k = 0; k < r->m.nmetrics; k++)
@@ -106,6 +109,7 @@ void batch_json(struct json *j, const struct batch *b)
     json_kdouble(j, "makespan_s", b->makespan_s);
     json_kdouble(j, "cpu_s", cpu_total(b));
     json_kuint(j, "replacements", b->replacements);
+    json_kuint(j, "unpinned", b->unpinned);
     json_kuint(j, "placement_errors", b->placement_errors);
     json_kint_or_null(j, "interrupted_by", b->stop_sig ? b->stop_sig : -1);
     json_obj_end(j);

@@ -34,6 +34,7 @@ struct job_run {
     double live_demand;                      /* (CPU + waiting for a CPU) / wall, last interval */
     double live_rss;                         /* resident bytes of its processes, largest seen */
     unsigned moves;                          /* re-placements while running */
+    bool unpinned;                           /* its CPU was contended: every CPU given back */
     pid_t applied[64];                       /* processes of the job we placed (for restore) */
     unsigned napplied;
 };
@@ -51,7 +52,7 @@ struct batch {
     struct sched_book book;
     struct sched_caches caches; /* what footprints are compared with */
     double t0, makespan_s;
-    unsigned failed, placement_errors, replacements;
+    unsigned failed, placement_errors, replacements, unpinned;
     int stop_sig; /* SIGINT/SIGTERM received */
 };
 

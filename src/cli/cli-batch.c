@@ -39,6 +39,7 @@
 #define MATURE_S        1.0        /* a job's CPU use means something after this */
 #define WINDOW          8          /* queued jobs considered at each start */
 #define STOP_GRACE_S    10.0       /* after forwarding a signal, then SIGKILL */
+#define UNPIN_WAIT      0.5        /* share of its CPU demand a pinned job may spend waiting */
 
 static unsigned count_state(const struct batch *b, enum job_state s)
 {
@@ -379,7 +380,7 @@ static void replace(struct batch *b, struct corun_task_profile *tasks, struct jo
     if (moves == 0 || moves > 2 || after > 0.9 * before)
         goto out_free;
     for (unsigned i = 0; i < n; i++)
-        if (cpu[i] != tasks[i].cpu && cpu[i] >= 0)
+        if (cpu[i] != tasks[i].cpu && cpu[i] >= 0 && !who[i]->unpinned)
             move_job(b, who[i], cpu[i]);
 out_free:
     free(cpu);
@@ -399,6 +400,37 @@ static void replace_job_threads(struct batch *b, struct job_run *r)
         n = group_pids(r->pid, pids, 64);
     for (unsigned i = 0; i < n; i++)
         place_pid(b, r, pids[i], r->cpu); /* ESRCH: it just exited */
+}
+
+/*
+ * A pinned job that spends most of what it asks of a CPU waiting for it is
+ * sharing its CPU with work corun does not control (or more jobs than
+ * CPUs): pinning then only keeps the kernel from moving it somewhere idle.
+ * Such a job gets every usable CPU back for the rest of its run; which jobs
+ * run together still follows the co-runner choice.
+ */
+static void unpin_job(struct batch *b, struct job_run *r)
+{
+    struct corun_cpuset all = {0};
+    pid_t pids[64];
+    unsigned n = 1;
+
+    if (corun_topo_usable_set(b->topo, &all) || corun_cpuset_count(&all) == 0)
+        goto out_release;
+    pids[0] = r->pid;
+    if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
+        n = group_pids(r->pid, pids, 64);
+    for (unsigned i = 0; i < n; i++)
+        b->ops->apply(b->act, pids[i], &all); /* ESRCH: it just exited */
+    if (cli_verbose)
+        fprintf(stderr, "corun batch: %s waits %.0f%% of the time on CPU %s: unpinned\n",
+                r->spec->name, 100 * r->live_delay_s / (r->live_cpu_s + r->live_delay_s), r->cpus);
+    corun_cpuset_format(&all, r->cpus, sizeof(r->cpus));
+    r->cpu = -1;
+    r->unpinned = true;
+    b->unpinned++;
+out_release:
+    corun_cpuset_release(&all);
 }
 
 /* Learns CPU use, picks up new threads, and re-places now and then. */
@@ -435,6 +467,9 @@ static void tick(struct batch *b, struct corun_task_profile *tasks, struct job_r
         if (now - r->start_s >= MATURE_S)
             r->cls =
                 sched_learn_class(r->spec->cls, fmin(1.0, r->live_demand), r->live_rss, &b->caches);
+        if (r->cpu >= 0 && b->ops && r->napplied && now - r->start_s >= MATURE_S &&
+            r->live_delay_s > UNPIN_WAIT * (r->live_cpu_s + r->live_delay_s))
+            unpin_job(b, r);
         if (r->cpu >= 0 && b->ops && r->napplied)
             replace_job_threads(b, r);
     }

@@ -59,6 +59,29 @@ n=$(ls "$J"/*.journal 2> /dev/null | wc -l)
 touch "$tmp/go"; wait "$c"; expect_eq "placed batch exit" $? 0
 rm -f "$tmp/go" "$tmp/ra" "$tmp/rb"
 
+# A pinned job whose CPU is taken by work corun does not control gets every
+# CPU back: two busy threads per CPU besides it, whichever CPU it is given.
+if ((ncpu >= 2)); then
+  "$K/corun-compute" -n 100000 -t $((2 * ncpu)) -r "$tmp/hog" &
+  hog=$!
+  wait_file "$tmp/hog" && ok || fail "hog never ready"
+  echo "name=victim -- $K/corun-compute -n 100000 -r $tmp/victim" > "$tmp/victim.jobs"
+  "$CORUN" batch -j 1 --policy spread --journal "$J" --json "$tmp/victim.json" "$tmp/victim.jobs" > /dev/null 2>&1 &
+  c=$!
+  wait_file "$tmp/victim" && ok || fail "victim never ready"
+  vp=$(cat "$tmp/victim")
+  d=$((SECONDS + 30)); wide=""
+  while ((SECONDS < d)); do
+    a=$(affinity_of "$vp")
+    [[ $a =~ [-,] ]] && { wide=$a; break; }
+    read -rt 0.05 <> <(:) || true
+  done
+  [[ -n $wide ]] && ok || fail "a job starved on a contended CPU was never unpinned ($(affinity_of "$vp"))"
+  kill "$vp"; wait "$c"
+  grep -q '"unpinned": true' "$tmp/victim.json" && ok || fail "json does not say unpinned"
+  kill "$hog"; wait "$hog" 2> /dev/null
+fi
+
 # Malformed input: exit 2, one line naming FILE:LINE.
 printf 'true\n# ok\nname=x clas=compute -- true\n' > "$tmp/bad.jobs"
 "$CORUN" batch "$tmp/bad.jobs" > /dev/null 2> "$tmp/e"; expect_eq "malformed exit" $? 2
