@@ -1,12 +1,13 @@
 /*
- * fuzz_jobfile.c — libFuzzer target for the `corun batch` job-file parser
- * (outside input: any file a user points corun at). Checks that every input
- * either parses into jobs whose fields hold the parser's promises or fails
- * with -EINVAL and a line number within the input; ASan/UBSan catch the rest.
+ * fuzz_jobfile.c — the `corun batch` job-file parser (outside input: any
+ * file a user points corun at; src/cli/jobfile.c is compiled in, the CLI
+ * being no part of libcorun). Every input either parses into jobs whose
+ * fields hold the parser's promises or fails with -EINVAL and a line number
+ * within the input; ASan/UBSan catch the rest. ctest replays
+ * fuzz/corpus/jobfile; standalone, with libFuzzer:
  *
  *   make && clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Isrc \
- *         fuzz/fuzz_jobfile.c src/cli/jobfile.c build/libcorun.a -lhwloc -lpfm -lm \
- *         -o build/fuzz_jobfile
+ *         fuzz/fuzz_jobfile.c build/libcorun.a -lhwloc -lpfm -lm -o build/fuzz_jobfile
  *   build/fuzz_jobfile -max_total_time=60 bench/kernels
  */
 #include <errno.h>
@@ -15,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/jobfile.h"
+#include "cli/jobfile.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

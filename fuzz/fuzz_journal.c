@@ -2,11 +2,11 @@
  * fuzz_journal.c — libFuzzer target for the journal reader: `corun restore`
  * and the daemon read files left in a directory that a crash, a full disk or
  * another program may have damaged. Every input must parse into a consistent
- * entry or fail cleanly with a line number.
+ * entry or fail cleanly with a line number. ctest replays
+ * fuzz/corpus/journal; standalone, with libFuzzer:
  *
  *   make && clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Isrc \
- *         fuzz/fuzz_journal.c src/act/journal.c build/libcorun.a -lhwloc -lpfm -lm \
- *         -o build/fuzz_journal
+ *         fuzz/fuzz_journal.c build/libcorun.a -lhwloc -lpfm -lm -o build/fuzz_journal
  *   build/fuzz_journal -max_total_time=60
  */
 #include <errno.h>
