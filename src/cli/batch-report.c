@@ -34,8 +34,9 @@ void batch_print(FILE *f, const struct batch *b)
 {
     unsigned done = 0;
 
-    fprintf(f, "\n corun batch: %u jobs, -j %u, policy %s, actuator %s\n\n", b->njobs, b->jmax,
-            b->policy_name, b->ops ? b->ops->name : "none");
+    fprintf(f, "\n corun batch: %u jobs, -j %u, policy %s, actuator %s, counters %s\n\n",
+            b->njobs, b->jmax, b->policy_name, b->ops ? b->ops->name : "none",
+            run_measure_backend(NULL, 0) ? run_measure_backend(NULL, 0) : "none");
     fprintf(f, "  %-16s %6s %9s %9s  %-9s %-6s %s\n", "job", "status", "wall_s", "cpu_s", "class",
             "cpus", "command");
     for (unsigned i = 0; i < b->njobs; i++) {
@@ -102,6 +103,7 @@ void batch_json(struct json *j, const struct batch *b)
     json_obj_begin(j);
     json_kstr(j, "policy", b->policy_name);
     json_kstr(j, "actuator", b->ops ? b->ops->name : NULL);
+    json_kstr(j, "sense", run_measure_backend(NULL, 0));
     json_kuint(j, "parallel", b->jmax);
     json_kuint(j, "jobs", b->njobs);
     json_kuint(j, "run", done);

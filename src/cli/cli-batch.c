@@ -296,8 +296,10 @@ static void reap(struct batch *b)
         if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
             return;
         r = running_by_pid(b, si.si_pid);
-        if (r)
+        if (r) {
+            run_measure_exited(&r->m); /* its counters, while it is a zombie */
             kill(-r->pid, SIGTERM);
+        }
         if (wait4(si.si_pid, &status, 0, &ru) < 0)
             return;
         if (r)
@@ -815,6 +817,7 @@ out_batch:
     batch_release(&b);
 out_jobs:
     job_list_release(&jobs);
+    run_measure_shutdown();
     return rc;
 }
 

@@ -184,7 +184,8 @@ static void print_report(FILE *f, const struct run_args *a, const struct run_mea
     fprintf(f, "\n corun run '");
     for (char **p = a->argv; *p; p++)
         fprintf(f, "%s%s", p == a->argv ? "" : " ", *p);
-    fprintf(f, "' (policy %s, CPUs %s):\n\n", policy, placed);
+    fprintf(f, "' (policy %s, CPUs %s, counters %s):\n\n", policy, placed,
+            run_measure_backend(NULL, 0) ? run_measure_backend(NULL, 0) : "none");
     if (WIFSIGNALED(status))
         fprintf(f, "  %14s  killed by signal\n", strsignal(WTERMSIG(status)));
     else
@@ -250,6 +251,7 @@ static int write_json(const struct run_args *a, const struct run_measure *m, con
     json_arr_end(&j);
     json_kstr(&j, "policy", policy);
     json_kstr(&j, "cpus", placed);
+    json_kstr(&j, "sense", run_measure_backend(NULL, 0));
     json_kint_or_null(&j, "exit_status", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     json_kint_or_null(&j, "signal", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
     json_kdouble(&j, "wall_s", m->wall_s);
@@ -276,6 +278,7 @@ struct run_place {
     const struct corun_topo *topo; /* NULL: --cpus, never widened */
     int dense;
     char *placed; /* the report's "CPUs" */
+    struct run_measure *m;
     size_t placed_len;
 };
 
@@ -296,11 +299,15 @@ static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGHUP);
     for (;;) {
-        pid_t w = wait4(pid, &status, WNOHANG, ru);
+        siginfo_t si = {0};
         int sig;
 
-        if (w == pid || (w < 0 && errno != EINTR))
+        /* Exited: read its counters while it is a zombie, then reap it. */
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
+            run_measure_exited(pl->m);
+            wait4(pid, &status, 0, ru);
             break;
+        }
         sig = sigtimedwait(&sigs, NULL, &tick);
         if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
             kill(pid, sig);
@@ -423,7 +430,8 @@ static int cmd_run(int argc, char **argv)
                                .topo = topo,
                                .dense = dense,
                                .placed = placed,
-                               .placed_len = sizeof(placed)};
+                               .placed_len = sizeof(placed),
+                               .m = &m};
 
         status = wait_child(sp.pid, &pl, &ru);
     }
@@ -444,6 +452,7 @@ out_mask:
 out_set:
     corun_cpuset_release(&set);
     corun_topo_free(topo);
+    run_measure_shutdown();
     return rc;
 }
 

@@ -1,10 +1,11 @@
 /*
- * run-measure.c — measuring launched commands (see run-measure.h). The
- * counters come with the sense box; until then each counter metric is
- * reported missing with the reason, never as a number.
+ * run-measure.c — measuring launched commands (see run-measure.h): rusage,
+ * and counters through the sense box, one backend instance for every
+ * command of the process (chosen once: perf, else proc).
  */
 #include <dirent.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,44 @@
 #include <unistd.h>
 
 #include "cli/run-measure.h"
+#include "corun/model.h"
 
-#define MISSING_SENSE "counters come from the sense box, not built into this corun yet"
+static struct corun_sense_choice sense;
+static bool sense_tried;
+static int sense_err;
+
+/* Opens the sense box once, for launched commands. */
+static bool sense_ready(void)
+{
+    struct corun_sense_opts opts = {.events = 0, .inherit = true, .on_exec = true};
+
+    if (!sense_tried) {
+        sense_tried = true;
+        sense_err = corun_sense_select(&opts, NULL, 0, &sense);
+    }
+    return sense_err == 0 && sense.ops;
+}
+
+const char *run_measure_backend(char *why, size_t len)
+{
+    size_t used = 0;
+
+    if (len)
+        why[0] = '\0';
+    sense_ready();
+    for (unsigned i = 0; i < sense.ntried && used < len; i++)
+        used += (size_t)snprintf(why + used, len - used, "%s%s: %s", i ? "; " : "",
+                                 sense.tried[i].backend, sense.tried[i].why);
+    return sense.ops ? sense.ops->name : NULL;
+}
+
+void run_measure_shutdown(void)
+{
+    if (sense.ops)
+        sense.ops->close(sense.state);
+    memset(&sense, 0, sizeof(sense));
+    sense_tried = false;
+}
 
 double run_now_s(void)
 {
@@ -30,9 +67,31 @@ static uint64_t now_ns(void)
 
 void run_measure_start(struct run_measure *m, pid_t pid)
 {
+    int err;
+
     memset(m, 0, sizeof(*m));
     m->pid = pid;
+    m->handle = -1;
     m->t0_ns = now_ns();
+    if (!sense_ready()) {
+        m->no_sense = "no sensor backend works here";
+        return;
+    }
+    err = sense.ops->attach(sense.state, pid, &m->handle);
+    if (err) {
+        m->handle = -1;
+        m->no_sense = "the sense box could not attach to the command";
+    }
+}
+
+void run_measure_exited(struct run_measure *m)
+{
+    if (m->handle < 0 || m->have_sample)
+        return;
+    if (sense.ops->read(sense.state, m->handle, &m->sample) == 0)
+        m->have_sample = true;
+    sense.ops->detach(sense.state, m->handle);
+    m->handle = -1;
 }
 
 static void add(struct run_measure *m, const char *name, double v, const char *unit,
@@ -47,8 +106,65 @@ static double tv_s(struct timeval tv)
     return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 }
 
+/* Why event @ev is missing from this command's sample. */
+static const char *why_missing(const struct run_measure *m, enum corun_event ev)
+{
+    const char *w;
+
+    if (m->no_sense)
+        return m->no_sense;
+    if (!m->have_sample)
+        return "the counters could not be read";
+    w = sense.ops->why_missing(sense.state, ev);
+    return w ? w : "not counted";
+}
+
+/* The sense box's counts and the derived metrics. */
+static void add_counters(struct run_measure *m)
+{
+    static const enum corun_event shown[] = {
+        CORUN_EV_INSTRUCTIONS,  CORUN_EV_CYCLES,       CORUN_EV_LLC_MISSES,
+        CORUN_EV_TASK_CLOCK_NS, CORUN_EV_RUN_DELAY_NS, CORUN_EV_CPU_MIGRATIONS,
+    };
+    static const struct {
+        enum corun_metric m;
+        enum corun_event needs[2];
+    } derived[] = {
+        {CORUN_M_IPC, {CORUN_EV_INSTRUCTIONS, CORUN_EV_CYCLES}},
+        {CORUN_M_LLC_MPKI, {CORUN_EV_LLC_MISSES, CORUN_EV_INSTRUCTIONS}},
+        {CORUN_M_EFFECTIVE_GHZ, {CORUN_EV_CYCLES, CORUN_EV_TASK_CLOCK_NS}},
+    };
+    struct corun_metrics dm;
+
+    for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+        enum corun_event ev = shown[i];
+        bool ok = m->have_sample && (m->sample.valid & CORUN_EV_BIT(ev));
+
+        add(m, corun_event_name(ev), ok ? (double)m->sample.value[ev] : 0,
+            ev == CORUN_EV_TASK_CLOCK_NS || ev == CORUN_EV_RUN_DELAY_NS ? "ns" : "",
+            ok ? NULL : why_missing(m, ev));
+    }
+    if (m->have_sample)
+        corun_metrics_compute(&m->sample, m->t1_ns - m->t0_ns, &dm);
+    for (size_t i = 0; i < sizeof(derived) / sizeof(derived[0]); i++) {
+        double v = m->have_sample ? dm.v[derived[i].m] : NAN;
+        const char *why = NULL;
+
+        if (isnan(v)) {
+            enum corun_event ev = derived[i].needs[0];
+
+            if (m->have_sample && (m->sample.valid & CORUN_EV_BIT(ev)))
+                ev = derived[i].needs[1];
+            why = why_missing(m, ev);
+        }
+        add(m, corun_metric_name(derived[i].m), v, "", why);
+    }
+}
+
 void run_measure_finish(struct run_measure *m, const struct rusage *ru)
 {
+    if (m->handle >= 0)
+        run_measure_exited(m);
     m->t1_ns = now_ns();
     m->wall_s = (double)(m->t1_ns - m->t0_ns) * 1e-9;
     m->user_s = tv_s(ru->ru_utime);
@@ -62,10 +178,7 @@ void run_measure_finish(struct run_measure *m, const struct rusage *ru)
     add(m, "major_faults", (double)ru->ru_majflt, "", NULL);
     add(m, "voluntary_switches", (double)ru->ru_nvcsw, "", NULL);
     add(m, "involuntary_switches", (double)ru->ru_nivcsw, "", NULL);
-    add(m, "instructions", 0, "", MISSING_SENSE);
-    add(m, "cycles", 0, "", MISSING_SENSE);
-    add(m, "ipc", 0, "", MISSING_SENSE);
-    add(m, "llc_mpki", 0, "", MISSING_SENSE);
+    add_counters(m);
 }
 
 const struct run_metric *run_measure_metric(const struct run_measure *m, const char *name)
