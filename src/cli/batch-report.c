@@ -34,8 +34,8 @@ void batch_print(FILE *f, const struct batch *b)
 {
     unsigned done = 0;
 
-    fprintf(f, "\n corun batch: %u jobs, -j %u, policy %s, actuator %s, counters %s\n\n",
-            b->njobs, b->jmax, b->policy_name, b->ops ? b->ops->name : "none",
+    fprintf(f, "\n corun batch: %u jobs, -j %u, policy %s, actuator %s, counters %s\n\n", b->njobs,
+            b->jmax, b->policy_name, b->ops ? b->ops->name : "none",
             run_measure_backend(NULL, 0) ? run_measure_backend(NULL, 0) : "none");
     fprintf(f, "  %-16s %6s %9s %9s  %-9s %-6s %s\n", "job", "status", "wall_s", "cpu_s", "class",
             "cpus", "command");

@@ -163,6 +163,20 @@ enum corun_class sched_learn_class(enum corun_class hint, double cpu_util, doubl
     return CORUN_CLASS_UNKNOWN;
 }
 
+enum corun_class sched_class_from_counters(enum corun_class hint, double cpu_util, double llc_mpki,
+                                           double ipc, enum corun_class fallback)
+{
+    if (hint != CORUN_CLASS_UNKNOWN)
+        return hint;
+    if (!isnan(cpu_util) && cpu_util < 0.5)
+        return CORUN_CLASS_SHEEP;
+    if (isnan(llc_mpki))
+        return fallback;
+    if (llc_mpki >= 10)
+        return !isnan(ipc) && ipc < 0.5 ? CORUN_CLASS_CHASING : CORUN_CLASS_STREAMING;
+    return llc_mpki >= 1 ? CORUN_CLASS_RABBIT : CORUN_CLASS_COMPUTE;
+}
+
 double sched_pair_cost(const struct corun_topo *topo, const struct corun_task_profile *a,
                        const struct corun_task_profile *b)
 {

@@ -67,6 +67,17 @@ enum corun_class sched_learn_class(enum corun_class hint, double cpu_util, doubl
                                    const struct sched_caches *c);
 
 /*
+ * The class counters suggest (where a PMU is there): LLC misses per
+ * kilo-instruction @llc_mpki and @ipc; NaN when not counted, then the
+ * fallback's answer @fallback is kept. The hint wins; below half a CPU of
+ * demand, "sheep"; then >= 10 MPKI with IPC under 0.5 "chasing" (latency
+ * bound), >= 10 "streaming", >= 1 "rabbit", else "compute" (in the manner of
+ * Xie & Loh's animal classes).
+ */
+enum corun_class sched_class_from_counters(enum corun_class hint, double cpu_util, double llc_mpki,
+                                           double ipc, enum corun_class fallback);
+
+/*
  * Predicted slowdown two tasks cause each other where they are placed
  * (dense CPUs; -1 means "anywhere": only what the whole machine shares).
  */

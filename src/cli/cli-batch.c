@@ -260,7 +260,13 @@ static void finish_job(struct batch *b, struct job_run *r, int status, const str
 
         if (r->live_delay_s == 0 && vol && inv && vol->value <= inv->value)
             util = 1.0;
+        const struct run_metric *mpki = run_measure_metric(&r->m, "llc_mpki");
+        const struct run_metric *ipc = run_measure_metric(&r->m, "ipc");
+
         r->cls = sched_learn_class(r->spec->cls, util, mem > 0 ? mem : NAN, &b->caches);
+        /* Counters, where the sense box has them, outrank the footprint. */
+        r->cls = sched_class_from_counters(r->spec->cls, util, mpki ? mpki->value : NAN,
+                                           ipc ? ipc->value : NAN, r->cls);
     }
     sched_book_learn(&b->book, r->key, r->cls, util);
     for (unsigned i = 0; b->ops && i < r->napplied; i++)

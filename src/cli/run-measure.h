@@ -27,7 +27,7 @@ struct run_metric {
 
 struct run_measure {
     pid_t pid;
-    int handle;          /* the sense box's, -1 when not attached */
+    int handle;           /* the sense box's, -1 when not attached */
     const char *no_sense; /* why counters are missing altogether, or NULL */
     bool have_sample;
     struct corun_sample sample; /* read while the command was a zombie */

@@ -146,6 +146,22 @@ static void test_keys_and_learning(void **state)
     sched_book_release(&b);
 }
 
+/* With counters (a PMU): MPKI and IPC decide; without, the fallback stays. */
+static void test_counter_classes(void **state)
+{
+    const enum corun_class U = CORUN_CLASS_UNKNOWN;
+
+    assert_int_equal(sched_class_from_counters(U, 1.0, 25, 0.3, U), CORUN_CLASS_CHASING);
+    assert_int_equal(sched_class_from_counters(U, 1.0, 25, 1.2, U), CORUN_CLASS_STREAMING);
+    assert_int_equal(sched_class_from_counters(U, 1.0, 3, 1.2, U), CORUN_CLASS_RABBIT);
+    assert_int_equal(sched_class_from_counters(U, 1.0, 0.1, 2.5, U), CORUN_CLASS_COMPUTE);
+    assert_int_equal(sched_class_from_counters(U, 0.1, 25, 0.3, U), CORUN_CLASS_SHEEP);
+    assert_int_equal(sched_class_from_counters(U, 1.0, NAN, NAN, CORUN_CLASS_RABBIT),
+                     CORUN_CLASS_RABBIT);
+    assert_int_equal(sched_class_from_counters(CORUN_CLASS_COMPUTE, 1.0, 25, 0.3, U),
+                     CORUN_CLASS_COMPUTE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -153,6 +169,7 @@ int main(void)
         cmocka_unit_test(test_waiting_tasks_weigh_little),
         cmocka_unit_test(test_keys_and_learning),
         cmocka_unit_test(test_fallback_classes),
+        cmocka_unit_test(test_counter_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
