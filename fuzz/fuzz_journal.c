@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fwrite(data, 1, size, f);
     fclose(f);
     err = corun_journal_read(path, &e, &bad);
+    unlink(path);
     if (err == 0) {
         if (e.pid <= 0 || !e.backend[0] || !e.cpus.words)
             abort();
