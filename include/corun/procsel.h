@@ -47,9 +47,10 @@ struct corun_procsel_opts {
     double min_cpu_percent;          /* <= 0: no CPU-use rule */
     bool include_pinned;             /* also keep processes pinned by others */
     pid_t self;                      /* never selected; 0 = none */
-    /* True when the current mask of (@pid, @start_ticks) was set by corun;
-     * NULL: never. Called only for processes found pinned. */
-    bool (*is_ours)(void *user, pid_t pid, uint64_t start_ticks);
+    /* True when @allowed, the current mask of (@pid, @start_ticks), is the
+     * one corun set; NULL: never. Called only for processes found pinned. */
+    bool (*is_ours)(void *user, pid_t pid, uint64_t start_ticks,
+                    const struct corun_cpuset *allowed);
     void *user;
 };
 
@@ -74,6 +75,7 @@ struct corun_proc_info {
                                    * the pid, identifies the process */
     char comm[CORUN_PROCSEL_COMM_LEN];
     unsigned nthreads;
+    int last_cpu;                 /* the CPU it last ran on (OS number), -1 unknown */
     double cpu_percent;           /* over the last interval; NaN on first sight */
     uint64_t cpu_ticks;           /* utime + stime, cumulative */
     bool pinned;                  /* mask narrower than the cgroup allows */

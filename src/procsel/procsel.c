@@ -50,7 +50,8 @@ struct corun_procsel {
     double min_cpu_percent;
     bool include_pinned;
     pid_t self;
-    bool (*is_ours)(void *user, pid_t pid, uint64_t start_ticks);
+    bool (*is_ours)(void *user, pid_t pid, uint64_t start_ticks,
+                    const struct corun_cpuset *allowed);
     void *user;
     long clk_tck;
 
@@ -195,7 +196,7 @@ static int read_stat(struct corun_procsel *s, pid_t pid, struct corun_proc_info 
 {
     char path[64], buf[1024];
     char *open_paren, *close_paren, *f;
-    unsigned long long v[23] = {0};
+    unsigned long long v[40] = {0};
     ssize_t n;
     size_t clen;
     int field;
@@ -217,7 +218,7 @@ static int read_stat(struct corun_procsel *s, pid_t pid, struct corun_proc_info 
     f = close_paren + 2;
     if (f > buf + n)
         return -EINVAL;
-    for (field = 3; field <= 22 && *f; field++) {
+    for (field = 3; field <= 39 && *f; field++) {
         char *end;
 
         if (field == 3) {
@@ -239,6 +240,7 @@ static int read_stat(struct corun_procsel *s, pid_t pid, struct corun_proc_info 
     p->cpu_ticks = v[14] + v[15];
     p->nthreads = (unsigned)v[20];
     p->start_ticks = v[22];
+    p->last_cpu = field > 39 ? (int)v[39] : -1;
     return 0;
 }
 
@@ -467,12 +469,12 @@ static const struct prev_entry *prev_find(const struct corun_procsel *s, pid_t p
 static int judge(struct corun_procsel *s, pid_t pid, uint64_t dt_ns, bool all,
                  struct corun_proc_info *p)
 {
-    struct corun_cpuset allowed = {0};
+    struct corun_cpuset allowed = {0}, cg_allowed = {0};
     const struct prev_entry *pe;
     bool have_allowed = false, need_status, need_cg;
     char *cg = NULL;
     unsigned flags;
-    int err;
+    int err, mine;
 
     memset(p, 0, sizeof(*p));
     p->uid = (uid_t)-1;
@@ -520,6 +522,11 @@ static int judge(struct corun_procsel *s, pid_t pid, uint64_t dt_ns, bool all,
     need_cg = s->ncgroups || !s->include_pinned || all;
     if (corun_cpuset_init(&allowed, 64))
         return -ENOMEM;
+    mine = corun_cpuset_init(&cg_allowed, 64);
+    if (mine) {
+        corun_cpuset_release(&allowed);
+        return mine;
+    }
     if (need_status) {
         err = read_status(s, pid, &p->uid, &allowed, &have_allowed);
         if (err)
@@ -547,17 +554,18 @@ static int judge(struct corun_procsel *s, pid_t pid, uint64_t dt_ns, bool all,
             err = -ENOMEM;
             goto out_release;
         }
-        if (corun_cpuset_count(cgcpus)) {
-            corun_cpuset_and(&allowed, cgcpus);
-            p->pinned = corun_cpuset_count(&allowed) < corun_cpuset_count(cgcpus);
+        if (corun_cpuset_count(cgcpus) && !corun_cpuset_copy(&cg_allowed, &allowed)) {
+            corun_cpuset_and(&cg_allowed, cgcpus);
+            p->pinned = corun_cpuset_count(&cg_allowed) < corun_cpuset_count(cgcpus);
         }
     }
     if (p->pinned && !s->include_pinned && p->verdict == CORUN_PROCSEL_SELECTED &&
-        !(s->is_ours && s->is_ours(s->user, pid, p->start_ticks)))
+        !(s->is_ours && s->is_ours(s->user, pid, p->start_ticks, &allowed)))
         p->verdict = CORUN_PROCSEL_PINNED;
     err = 0;
 out_release:
     free(cg);
+    corun_cpuset_release(&cg_allowed);
     corun_cpuset_release(&allowed);
     return err;
 }
