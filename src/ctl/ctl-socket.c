@@ -213,7 +213,8 @@ static int peer_of(const struct corun_ctl_server *srv, int fd, struct corun_ctl_
     return 0;
 }
 
-static void answer(struct corun_ctl_server *srv, int fd, corun_ctl_handler handler, void *user)
+/* Answers the client on @fd; false when there was nothing to answer. */
+static bool answer(struct corun_ctl_server *srv, int fd, corun_ctl_handler handler, void *user)
 {
     struct corun_ctl_buf resp = {0};
     struct corun_ctl_request req;
@@ -223,13 +224,13 @@ static void answer(struct corun_ctl_server *srv, int fd, corun_ctl_handler handl
 
     set_timeouts(fd, CTL_IO_TIMEOUT_MS);
     if (peer_of(srv, fd, &peer))
-        return;
+        return false;
     err = read_line(fd, line, sizeof(line));
     if (err == -EMSGSIZE) {
         corun_ctl_buf_printf(&resp, "{\"ok\": false, \"error\": \"request longer than %d bytes\"}",
                              CORUN_CTL_MAX_LINE - 1);
     } else if (err) {
-        return; /* nothing to answer: the client went away or said nothing */
+        return false; /* nothing to answer: the client went away or said nothing */
     } else if (corun_ctl_parse(line, &req, why, sizeof(why))) {
         corun_ctl_buf_printf(&resp, "{\"ok\": false, \"error\": ");
         corun_ctl_buf_jstr(&resp, why);
@@ -249,6 +250,7 @@ static void answer(struct corun_ctl_server *srv, int fd, corun_ctl_handler handl
     if (!resp.failed)
         write_all(fd, resp.data, resp.len);
     corun_ctl_buf_release(&resp);
+    return true;
 }
 
 int corun_ctl_serve(struct corun_ctl_server *srv, corun_ctl_handler handler, void *user)
@@ -257,7 +259,7 @@ int corun_ctl_serve(struct corun_ctl_server *srv, corun_ctl_handler handler, voi
 
     if (!srv || !handler)
         return -EINVAL;
-    while (served < CTL_MAX_PER_WAKE) {
+    for (int accepted = 0; accepted < CTL_MAX_PER_WAKE; accepted++) {
         int fd = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
 
         if (fd < 0) {
@@ -270,9 +272,8 @@ int corun_ctl_serve(struct corun_ctl_server *srv, corun_ctl_handler handler, voi
                 continue;
             return served ? served : -errno;
         }
-        answer(srv, fd, handler, user);
+        served += answer(srv, fd, handler, user);
         close(fd);
-        served++;
     }
     return served;
 }

@@ -495,6 +495,7 @@ static int judge(struct corun_procsel *s, pid_t pid, uint64_t dt_ns, bool all,
         p->verdict = CORUN_PROCSEL_SELF;
         if (!all)
             return 0;
+        /* For @all, read on to fill what is known of it; the verdict stays. */
     }
     p->verdict = CORUN_PROCSEL_SELECTED;
     if (!s->ncomms && !s->nuids && !s->ncgroups && s->min_cpu_percent <= 0)
@@ -559,6 +560,8 @@ static int judge(struct corun_procsel *s, pid_t pid, uint64_t dt_ns, bool all,
             p->pinned = corun_cpuset_count(&cg_allowed) < corun_cpuset_count(cgcpus);
         }
     }
+    if (s->self && pid == s->self)
+        p->verdict = CORUN_PROCSEL_SELF;
     if (p->pinned && !s->include_pinned && p->verdict == CORUN_PROCSEL_SELECTED &&
         !(s->is_ours && s->is_ours(s->user, pid, p->start_ticks, &allowed)))
         p->verdict = CORUN_PROCSEL_PINNED;
