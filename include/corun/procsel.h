@@ -24,6 +24,15 @@
  *     the caller's is_ours() does not claim the mask as corun's own doing.
  * Each process seen is reported with the reason it was kept or left, so that
  * the daemon can explain itself.
+ *
+ * Cost. A scan lists /proc; a process seen before costs one pread() of a
+ * descriptor kept open on /proc/PID/schedstat (or stat, for multi-threaded
+ * processes) and, on the live root, one sched_getaffinity() for the pinning
+ * check; processes that matched no rule cost nothing unless a CPU-use rule
+ * is set. Command name, uid and cgroup are read again in full every
+ * @recheck_scans scans, staggered by pid. The selector holds one descriptor
+ * per candidate process: raise RLIMIT_NOFILE for thousands of them (it falls
+ * back to opening the file each scan when descriptors run out).
  */
 #ifndef CORUN_PROCSEL_H
 #define CORUN_PROCSEL_H
@@ -47,6 +56,8 @@ struct corun_procsel_opts {
     double min_cpu_percent;          /* <= 0: no CPU-use rule */
     bool include_pinned;             /* also keep processes pinned by others */
     pid_t self;                      /* never selected; 0 = none */
+    unsigned recheck_scans;          /* judge a known process in full every this
+                                      * many scans (name, uid, cgroup); 0 = 30 */
     /* True when @allowed, the current mask of (@pid, @start_ticks), is the
      * one corun set; NULL: never. Called only for processes found pinned. */
     bool (*is_ours)(void *user, pid_t pid, uint64_t start_ticks,

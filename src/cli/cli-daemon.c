@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -178,6 +179,18 @@ static void run_loop(struct corun_daemon *d, struct corun_ctl_server *srv, int s
     }
 }
 
+/* The selector keeps one descriptor per managed process: allow as many as
+ * the hard limit does (the systemd unit raises that). */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 /* Sets everything up, runs, and tears down in reverse order. */
 static int serve(struct corun_daemon_config *cfg, bool foreground)
 {
@@ -202,6 +215,7 @@ static int serve(struct corun_daemon_config *cfg, bool foreground)
         }
         rc = CLI_EXIT_FAIL;
     }
+    raise_nofile();
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);

@@ -367,8 +367,9 @@ static int place_and_apply(struct corun_daemon *d)
             continue;
         }
         if (m->placed >= 0 && m->dwell < d->cfg.min_dwell) {
-            snprintf(m->why + strlen(m->why), sizeof(m->why) - strlen(m->why),
-                     " [holding: moved %u ticks ago]", m->dwell);
+            snprintf(m->why, sizeof(m->why),
+                     "policy proposes cpu %d; holding: moved %u ticks ago (min_dwell %u)",
+                     corun__daemon_os_cpu(d, to), m->dwell, d->cfg.min_dwell);
             continue;
         }
         if (moves >= d->cfg.max_migrations) {
@@ -453,9 +454,11 @@ int corun_daemon_tick(struct corun_daemon *d, uint64_t now_ns)
             have = d->sense->read(d->sense_state, m->sense_handle, &s) == 0;
         }
         profile_from(m, have ? &s : NULL, (unsigned)i);
-        if (!d->observe_why[0] && d->paused)
+        /* Written only when it changes: formatting thousands of identical
+         * lines every tick showed up in the overhead benchmark. */
+        if (!d->observe_why[0] && d->paused && strncmp(m->why, "placing paused", 14))
             snprintf(m->why, sizeof(m->why), "placing paused by an administrator");
-        else if (d->observe_why[0])
+        else if (d->observe_why[0] && strncmp(m->why, "observe-only", 12))
             snprintf(m->why, sizeof(m->why), "observe-only: %.200s", d->observe_why);
     }
     if (!d->observe_why[0] && !d->paused && d->nprocs)

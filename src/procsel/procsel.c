@@ -4,32 +4,49 @@
  * thousands of processes reads little more than one stat file each.
  *
  * Order of the checks, and why: /proc/PID/stat alone tells kernel threads,
- * corun itself, the command name and the CPU time, so those rules go first;
+ * corun itself and the command name, so those rules go first;
  * /proc/PID/status (uid, Cpus_allowed_list) and /proc/PID/cgroup are read only
  * for processes still in the running, and the cgroup's cpuset once per
- * cgroup per scan.
+ * cgroup per scan. A process judged before is only revisited (its CPU time
+ * through a kept descriptor, its affinity through one system call) until
+ * its turn for a full judgement comes again; see struct tracked.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/internal.h"
+#include "common/sys.h"
 #include "corun/procsel.h"
 
 #define PF_KTHREAD_FLAG 0x00200000u
 
-/* What the previous scan saw of a process, to measure CPU use over the
- * interval. Kept sorted by pid. */
-struct prev_entry {
+/*
+ * What the selector remembers of a process between scans, so that a known
+ * process costs one small read per scan instead of four: its last judgement,
+ * a descriptor kept open on the file its CPU time is read from (a kept
+ * /proc/PID descriptor also guards against pid reuse: it fails with ESRCH once
+ * the process is gone), and its cgroup for the pinning check. Every
+ * @recheck scans (staggered by pid) it is judged again in full, so that
+ * changes of command name, uid or cgroup are seen. Kept sorted by pid.
+ */
+struct tracked {
     pid_t pid;
     uint64_t start_ticks;
-    uint64_t cpu_ticks;
+    int fd;                      /* kept CPU-time file; -1 none */
+    bool fd_stat;                /* the file is stat (all threads), else schedstat */
+    bool have_cpu;
+    uint64_t cpu_ns;             /* cumulative CPU time at the last scan */
+    char *cg;                    /* its cpuset's key (cgroup_key), for the pinning check */
+    enum corun_procsel_verdict base; /* verdict of the name/uid/cgroup rules alone */
+    struct corun_proc_info info; /* the last judgement */
 };
 
 /* One cgroup's allowed CPUs, cached for the length of one scan. */
@@ -55,7 +72,12 @@ struct corun_procsel {
     void *user;
     long clk_tck;
 
-    struct prev_entry *prev;
+    bool live;                   /* the root is "/": the syscall fast paths apply */
+    unsigned recheck;            /* full judgement every this many scans */
+    unsigned scan_no;
+    cpu_set_t *mask;             /* for sched_getaffinity, mask_ncpus CPUs */
+    size_t mask_ncpus;
+    struct tracked *prev;        /* sorted by pid */
     size_t nprev;
     uint64_t prev_ns;
 
@@ -154,11 +176,22 @@ int corun_procsel_open(const struct corun_procsel_opts *opts, struct corun_procs
     s->self = opts->self;
     s->is_ours = opts->is_ours;
     s->user = opts->user;
+    s->live = !opts->root || !strcmp(opts->root, "/");
+    s->recheck = opts->recheck_scans ? opts->recheck_scans : 30;
     s->clk_tck = sysconf(_SC_CLK_TCK);
     if (s->clk_tck <= 0)
         s->clk_tck = 100;
     *out = s;
     return 0;
+}
+
+static void tracked_release(struct tracked *t)
+{
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
+    free(t->cg);
+    t->cg = NULL;
 }
 
 static void cg_cache_reset(struct corun_procsel *s)
@@ -176,6 +209,10 @@ void corun_procsel_close(struct corun_procsel *s)
         return;
     cg_cache_reset(s);
     free(s->cg);
+    if (s->mask)
+        CPU_FREE(s->mask);
+    for (size_t i = 0; i < s->nprev; i++)
+        tracked_release(&s->prev[i]);
     free(s->prev);
     free_strings(s->comms, s->ncomms);
     free_strings(s->cgroups, s->ncgroups);
@@ -388,18 +425,26 @@ static bool read_cpulist(struct corun_procsel *s, const char *path, struct corun
  * /sys/fs/cgroup or at the hybrid mount /sys/fs/cgroup/unified), else the
  * online CPUs. Cached per cgroup for the scan. NULL on allocation failure.
  */
-static const struct corun_cpuset *cgroup_cpus(struct corun_procsel *s, const char *cg)
+static void cgroup_key(const char *cg, char *key, size_t len)
 {
-    char key[1100], cgpath[1024], path[1200];
+    char cgpath[1024];
+
+    if (cgroup_path(cg, "cpuset", cgpath, sizeof(cgpath)))
+        snprintf(key, len, "1:%s", cgpath);
+    else if (cgroup_path(cg, "", cgpath, sizeof(cgpath)))
+        snprintf(key, len, "2:%s", cgpath);
+    else
+        snprintf(key, len, "0:");
+}
+
+/* @key is what cgroup_key() made: "1:" v1 cpuset path, "2:" v2 path, "0:". */
+static const struct corun_cpuset *cgroup_cpus(struct corun_procsel *s, const char *key)
+{
+    const char *cgpath = key + 2;
+    char path[1200];
     struct cg_cache *c;
     bool ok = false;
 
-    if (cgroup_path(cg, "cpuset", cgpath, sizeof(cgpath)))
-        snprintf(key, sizeof(key), "1:%s", cgpath);
-    else if (cgroup_path(cg, "", cgpath, sizeof(cgpath)))
-        snprintf(key, sizeof(key), "2:%s", cgpath);
-    else
-        snprintf(key, sizeof(key), "0:");
     for (size_t i = 0; i < s->ncg; i++)
         if (!strcmp(s->cg[i].path, key))
             return &s->cg[i].cpus;
@@ -442,9 +487,8 @@ static const struct corun_cpuset *cgroup_cpus(struct corun_procsel *s, const cha
     return &c->cpus;
 }
 
-/* The previous scan's record of (@pid, @start), or NULL. */
-static const struct prev_entry *prev_find(const struct corun_procsel *s, pid_t pid,
-                                          uint64_t start)
+/* The entry for @pid in the previous scan, or NULL. */
+static struct tracked *tracked_find(struct corun_procsel *s, pid_t pid)
 {
     size_t lo = 0, hi = s->nprev;
 
@@ -456,25 +500,153 @@ static const struct prev_entry *prev_find(const struct corun_procsel *s, pid_t p
         else
             hi = mid;
     }
-    if (lo < s->nprev && s->prev[lo].pid == pid && s->prev[lo].start_ticks == start)
-        return &s->prev[lo];
-    return NULL;
+    return lo < s->nprev && s->prev[lo].pid == pid ? &s->prev[lo] : NULL;
 }
 
 /*
- * Reads everything about @pid that the rules need and decides. @cpu_known
- * says whether the min_cpu rule could be evaluated. Returns 0 with
- * p->verdict set, -ESRCH when the process vanished, -ENOMEM.
+ * Reads the cumulative CPU time of @t's process in ns: through the kept
+ * descriptor when there is one, else by opening the file. schedstat (first
+ * field, ns) is four times cheaper to read than stat but counts only the main
+ * thread, so it is used for single-threaded processes only. 0, -ESRCH when
+ * the process is gone, -EINVAL for a file it cannot parse.
  */
-static int judge(struct corun_procsel *s, pid_t pid, uint64_t dt_ns, bool all,
-                 struct corun_proc_info *p)
+static int read_cpu(struct corun_procsel *s, struct tracked *t, uint64_t *ns)
 {
-    struct corun_cpuset allowed = {0}, cg_allowed = {0};
-    const struct prev_entry *pe;
-    bool have_allowed = false, need_status, need_cg;
-    char *cg = NULL;
-    unsigned flags;
-    int err, mine;
+    char path[64], buf[1024];
+    ssize_t n;
+
+    if (t->fd >= 0) {
+        n = pread(t->fd, buf, sizeof(buf) - 1, 0);
+        if (n < 0)
+            return -ESRCH;
+        buf[n] = '\0';
+    } else {
+        snprintf(path, sizeof(path), "proc/%d/%s", (int)t->pid, t->fd_stat ? "stat" : "schedstat");
+        n = corun__read_text(s->rootfd, path, buf, sizeof(buf));
+        if (n < 0)
+            return n == -ENOENT ? -ESRCH : (int)n;
+    }
+    if (!t->fd_stat) {
+        char *end;
+
+        *ns = strtoull(buf, &end, 10);
+        return end == buf ? -EINVAL : 0;
+    } else {
+        /* utime and stime are fields 14 and 15, counted after the last ')'. */
+        char *f = strrchr(buf, ')');
+        unsigned long long ut, st;
+
+        if (!f || sscanf(f + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                         &st) != 2)
+            return -EINVAL;
+        *ns = (ut + st) * (1000000000ull / (uint64_t)s->clk_tck);
+        return 0;
+    }
+}
+
+/* Chooses where @t's CPU time is read from and, for a candidate, keeps the
+ * file open (unless descriptors run out: then it is opened each scan). */
+static void cpu_source(struct corun_procsel *s, struct tracked *t, bool keep)
+{
+    char path[64];
+
+    if (t->fd >= 0)
+        return;
+    t->fd_stat = t->info.nthreads != 1;
+    if (!t->fd_stat) {
+        snprintf(path, sizeof(path), "proc/%d/schedstat", (int)t->pid);
+        t->fd = corun__root_openat(s->rootfd, path, O_RDONLY);
+        if (t->fd < 0) {
+            t->fd_stat = true; /* no schedstat in this kernel or tree */
+            t->fd = -1;
+        } else if (!keep) {
+            close(t->fd);
+            t->fd = -1;
+        }
+    }
+    if (t->fd_stat && keep) {
+        snprintf(path, sizeof(path), "proc/%d/stat", (int)t->pid);
+        t->fd = corun__root_openat(s->rootfd, path, O_RDONLY);
+        if (t->fd < 0)
+            t->fd = -1;
+    }
+}
+
+/* Measures @t's CPU use since the last scan into t->info.cpu_percent (NaN
+ * without a previous reading). 0 or -ESRCH. */
+static int measure(struct corun_procsel *s, struct tracked *t, uint64_t dt_ns)
+{
+    uint64_t ns;
+    int err = read_cpu(s, t, &ns);
+
+    t->info.cpu_percent = NAN;
+    if (err) {
+        t->have_cpu = false;
+        return err == -ESRCH ? err : 0;
+    }
+    if (t->have_cpu && dt_ns && ns >= t->cpu_ns)
+        t->info.cpu_percent = (double)(ns - t->cpu_ns) * 100 / (double)dt_ns;
+    t->cpu_ns = ns;
+    t->have_cpu = true;
+    return 0;
+}
+
+/* The final verdict from the rules' verdict, CPU use and pinning. */
+static enum corun_procsel_verdict combine(struct corun_procsel *s, struct tracked *t,
+                                          const struct corun_cpuset *allowed)
+{
+    struct corun_proc_info *p = &t->info;
+
+    if (t->base != CORUN_PROCSEL_SELECTED)
+        return t->base;
+    if (s->min_cpu_percent > 0) {
+        if (isnan(p->cpu_percent))
+            return CORUN_PROCSEL_CPU_UNKNOWN;
+        if (p->cpu_percent < s->min_cpu_percent)
+            return CORUN_PROCSEL_NO_MATCH;
+    }
+    if (p->pinned && !s->include_pinned &&
+        !(allowed && s->is_ours && s->is_ours(s->user, p->pid, p->start_ticks, allowed)))
+        return CORUN_PROCSEL_PINNED;
+    return CORUN_PROCSEL_SELECTED;
+}
+
+/* Whether @allowed is narrower than what the cpuset of key @cgkey allows. */
+static int narrower(struct corun_procsel *s, const char *cgkey, const struct corun_cpuset *allowed,
+                    bool *pinned)
+{
+    const struct corun_cpuset *cgcpus = cgroup_cpus(s, cgkey);
+    struct corun_cpuset both = {0};
+
+    *pinned = false;
+    if (!cgcpus)
+        return -ENOMEM;
+    if (!corun_cpuset_count(cgcpus))
+        return 0;
+    if (corun_cpuset_copy(&both, allowed))
+        return -ENOMEM;
+    corun_cpuset_and(&both, cgcpus);
+    *pinned = corun_cpuset_count(&both) < corun_cpuset_count(cgcpus);
+    corun_cpuset_release(&both);
+    return 0;
+}
+
+/*
+ * Reads everything about @t->pid that the rules need and decides: the full
+ * judgement, for a process not seen before or due for a recheck. @t keeps
+ * what the next scans need. Returns 0, -ESRCH when the process vanished,
+ * -ENOMEM.
+ */
+static int judge(struct corun_procsel *s, struct tracked *t, uint64_t dt_ns, bool all)
+{
+    struct corun_proc_info *p = &t->info;
+    struct corun_cpuset allowed = {0};
+    bool have_allowed = false, candidate;
+    char *cg = NULL, key[1100];
+    pid_t pid = t->pid;
+    uint64_t start = t->start_ticks;
+    unsigned flags = 0;
+    int err;
 
     memset(p, 0, sizeof(*p));
     p->uid = (uid_t)-1;
@@ -482,93 +654,151 @@ static int judge(struct corun_procsel *s, pid_t pid, uint64_t dt_ns, bool all,
     err = read_stat(s, pid, p, &flags);
     if (err)
         return err == -EINVAL ? -ESRCH : err;
-    pe = prev_find(s, pid, p->start_ticks);
-    if (pe && dt_ns)
-        p->cpu_percent = (double)(p->cpu_ticks - pe->cpu_ticks) / (double)s->clk_tck * 1e11 /
-                         (double)dt_ns;
-
+    if (start != p->start_ticks) {
+        /* A new process, or the pid was reused: forget the old one. */
+        tracked_release(t);
+        t->have_cpu = false;
+        t->start_ticks = p->start_ticks;
+    }
     if ((flags & PF_KTHREAD_FLAG) || pid == 2 || (p->ppid == 2 && cmdline_empty(s, pid))) {
-        p->verdict = CORUN_PROCSEL_KERNEL_THREAD;
+        t->base = p->verdict = CORUN_PROCSEL_KERNEL_THREAD;
+        tracked_release(t);
         return 0;
     }
-    if (s->self && pid == s->self) {
-        p->verdict = CORUN_PROCSEL_SELF;
-        if (!all)
-            return 0;
-        /* For @all, read on to fill what is known of it; the verdict stays. */
-    }
-    p->verdict = CORUN_PROCSEL_SELECTED;
+    t->base = CORUN_PROCSEL_SELECTED;
     if (!s->ncomms && !s->nuids && !s->ncgroups && s->min_cpu_percent <= 0)
-        p->verdict = CORUN_PROCSEL_NO_MATCH;
-    if (s->ncomms && p->verdict == CORUN_PROCSEL_SELECTED) {
+        t->base = CORUN_PROCSEL_NO_MATCH;
+    if (s->ncomms && t->base == CORUN_PROCSEL_SELECTED) {
         bool hit = false;
 
         for (unsigned i = 0; i < s->ncomms && !hit; i++)
             hit = fnmatch(s->comms[i], p->comm, 0) == 0;
         if (!hit)
-            p->verdict = CORUN_PROCSEL_NO_MATCH;
+            t->base = CORUN_PROCSEL_NO_MATCH;
     }
-    if (s->min_cpu_percent > 0 && p->verdict == CORUN_PROCSEL_SELECTED) {
-        if (isnan(p->cpu_percent))
-            p->verdict = CORUN_PROCSEL_CPU_UNKNOWN;
-        else if (p->cpu_percent < s->min_cpu_percent)
-            p->verdict = CORUN_PROCSEL_NO_MATCH;
-    }
-    if (p->verdict != CORUN_PROCSEL_SELECTED && !all)
+    if (s->self && pid == s->self)
+        t->base = CORUN_PROCSEL_SELF;
+    candidate = t->base == CORUN_PROCSEL_SELECTED;
+    if (!candidate && !all) {
+        tracked_release(t);
+        p->verdict = t->base;
         return 0;
-
-    /* Only processes still in the running (or every one, for @all) cost the
-     * reads below. */
-    need_status = true;
-    need_cg = s->ncgroups || !s->include_pinned || all;
+    }
+    /* Candidates keep their CPU-time file open for the scans to come. */
+    cpu_source(s, t, candidate);
+    err = measure(s, t, dt_ns);
+    if (err)
+        return err;
     if (corun_cpuset_init(&allowed, 64))
         return -ENOMEM;
-    mine = corun_cpuset_init(&cg_allowed, 64);
-    if (mine) {
-        corun_cpuset_release(&allowed);
-        return mine;
-    }
-    if (need_status) {
-        err = read_status(s, pid, &p->uid, &allowed, &have_allowed);
-        if (err)
-            goto out_release;
-    }
-    if (s->nuids && p->verdict == CORUN_PROCSEL_SELECTED) {
+    err = read_status(s, pid, &p->uid, &allowed, &have_allowed);
+    if (err)
+        goto out_release;
+    if (s->nuids && t->base == CORUN_PROCSEL_SELECTED) {
         bool hit = false;
 
         for (unsigned i = 0; i < s->nuids && !hit; i++)
             hit = s->uids[i] == p->uid;
         if (!hit)
-            p->verdict = CORUN_PROCSEL_NO_MATCH;
+            t->base = CORUN_PROCSEL_NO_MATCH;
     }
-    if (need_cg) {
-        err = read_cgroups(s, pid, &cg);
+    err = read_cgroups(s, pid, &cg);
+    if (err)
+        goto out_release;
+    if (s->ncgroups && t->base == CORUN_PROCSEL_SELECTED && !cgroup_matches(s, cg))
+        t->base = CORUN_PROCSEL_NO_MATCH;
+    cgroup_key(cg, key, sizeof(key));
+    free(t->cg);
+    t->cg = strdup(key);
+    if (!t->cg) {
+        err = -ENOMEM;
+        goto out_release;
+    }
+    if (have_allowed) {
+        err = narrower(s, t->cg, &allowed, &p->pinned);
         if (err)
             goto out_release;
     }
-    if (s->ncgroups && p->verdict == CORUN_PROCSEL_SELECTED && !cgroup_matches(s, cg))
-        p->verdict = CORUN_PROCSEL_NO_MATCH;
-    if (cg && have_allowed) {
-        const struct corun_cpuset *cgcpus = cgroup_cpus(s, cg);
-
-        if (!cgcpus) {
-            err = -ENOMEM;
-            goto out_release;
-        }
-        if (corun_cpuset_count(cgcpus) && !corun_cpuset_copy(&cg_allowed, &allowed)) {
-            corun_cpuset_and(&cg_allowed, cgcpus);
-            p->pinned = corun_cpuset_count(&cg_allowed) < corun_cpuset_count(cgcpus);
-        }
-    }
-    if (s->self && pid == s->self)
-        p->verdict = CORUN_PROCSEL_SELF;
-    if (p->pinned && !s->include_pinned && p->verdict == CORUN_PROCSEL_SELECTED &&
-        !(s->is_ours && s->is_ours(s->user, pid, p->start_ticks, &allowed)))
-        p->verdict = CORUN_PROCSEL_PINNED;
+    p->verdict = combine(s, t, have_allowed ? &allowed : NULL);
+    if (t->base != CORUN_PROCSEL_SELECTED)
+        tracked_release(t); /* not a candidate: nothing to keep open */
     err = 0;
 out_release:
     free(cg);
-    corun_cpuset_release(&cg_allowed);
+    corun_cpuset_release(&allowed);
+    return err;
+}
+
+/* The live process's affinity through the syscall seam, into @set. The
+ * kernel's mask is kept in the selector and grown when the machine has more
+ * CPUs than it holds (EINVAL). */
+static int live_affinity(struct corun_procsel *s, pid_t pid, struct corun_cpuset *set)
+{
+    for (;;) {
+        size_t words;
+
+        if (!s->mask) {
+            s->mask_ncpus = s->mask_ncpus ? s->mask_ncpus * 4 : 1024;
+            if (s->mask_ncpus > (1u << 22))
+                return -EINVAL;
+            s->mask = CPU_ALLOC(s->mask_ncpus);
+            if (!s->mask)
+                return -ENOMEM;
+        }
+        if (corun__sys.sched_getaffinity(pid, CPU_ALLOC_SIZE(s->mask_ncpus), s->mask) != 0) {
+            int err = -errno;
+
+            if (err != -EINVAL)
+                return err;
+            CPU_FREE(s->mask);
+            s->mask = NULL;
+            continue;
+        }
+        /* cpu_set_t is an array of unsigned longs, bit i of word w is CPU
+         * w * 64 + i on the 64-bit machines this runs on. */
+        words = CPU_ALLOC_SIZE(s->mask_ncpus) / sizeof(uint64_t);
+        if (corun_cpuset_reserve(set, (unsigned)(words * 64)))
+            return -ENOMEM;
+        corun_cpuset_zero(set);
+        memcpy(set->words, s->mask, words * sizeof(uint64_t));
+        return 0;
+    }
+}
+
+/*
+ * The cheap pass for a process judged before: its CPU use and, on the live
+ * root, whether its owner pinned it since (one sched_getaffinity). Returns 0,
+ * -ESRCH when it is gone, -ENOMEM.
+ */
+static int revisit(struct corun_procsel *s, struct tracked *t, uint64_t dt_ns)
+{
+    struct corun_cpuset allowed = {0};
+    bool have = false;
+    int err;
+
+    if (t->base != CORUN_PROCSEL_SELECTED) {
+        t->info.verdict = t->base; /* a known non-candidate costs nothing */
+        return 0;
+    }
+    err = measure(s, t, dt_ns);
+    if (err)
+        return err;
+    if (t->base == CORUN_PROCSEL_SELECTED && s->live && t->cg) {
+        if (corun_cpuset_init(&allowed, 64))
+            return -ENOMEM;
+        err = live_affinity(s, t->pid, &allowed);
+        if (err == -ESRCH)
+            goto out_release;
+        if (!err) {
+            have = true;
+            err = narrower(s, t->cg, &allowed, &t->info.pinned);
+            if (err)
+                goto out_release;
+        }
+    }
+    t->info.verdict = combine(s, t, have ? &allowed : NULL);
+    err = 0;
+out_release:
     corun_cpuset_release(&allowed);
     return err;
 }
@@ -580,50 +810,57 @@ static int cmp_info(const void *a, const void *b)
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-static int cmp_prev(const void *a, const void *b)
+static int cmp_tracked(const void *a, const void *b)
 {
-    const struct prev_entry *x = a, *y = b;
+    const struct tracked *x = a, *y = b;
 
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
 int corun_procsel_read_one(struct corun_procsel *s, pid_t pid, struct corun_proc_info *out)
 {
-    int err;
+    struct tracked t = {.pid = pid, .fd = -1};
     double saved = s->min_cpu_percent;
+    int err;
 
     s->min_cpu_percent = 0;
-    err = judge(s, pid, 0, true, out);
+    err = judge(s, &t, 0, true);
     s->min_cpu_percent = saved;
+    tracked_release(&t);
     cg_cache_reset(s);
-    if (!err && out->verdict != CORUN_PROCSEL_KERNEL_THREAD && out->verdict != CORUN_PROCSEL_SELF)
+    if (err)
+        return err;
+    *out = t.info;
+    out->cpu_percent = NAN;
+    if (t.base == CORUN_PROCSEL_SELF || t.base == CORUN_PROCSEL_KERNEL_THREAD)
+        out->verdict = t.base;
+    else
         out->verdict = CORUN_PROCSEL_SELECTED;
-    return err;
+    return 0;
 }
 
 /* Appends @p to the growing array *@v. 0 or -ENOMEM. */
-static int push(struct corun_proc_info **v, size_t *n, size_t *cap,
-                const struct corun_proc_info *p)
+static int push(void **v, size_t size, size_t *n, size_t *cap, const void *p)
 {
     if (*n == *cap) {
         size_t c = *cap ? *cap * 2 : 256;
-        struct corun_proc_info *nv = realloc(*v, c * sizeof(*nv));
+        void *nv = realloc(*v, c * size);
 
         if (!nv)
             return -ENOMEM;
         *v = nv;
         *cap = c;
     }
-    (*v)[(*n)++] = *p;
+    memcpy((char *)*v + (*n)++ * size, p, size);
     return 0;
 }
 
 int corun_procsel_scan(struct corun_procsel *s, uint64_t now_ns, bool all,
                        struct corun_proc_info **out, size_t *n)
 {
-    struct corun_proc_info *v = NULL, p;
-    struct prev_entry *seen = NULL;
-    size_t nv = 0, cap = 0, nseen = 0, capseen = 0;
+    struct corun_proc_info *v = NULL;
+    struct tracked *cur = NULL;
+    size_t nv = 0, cap = 0, ncur = 0, capcur = 0;
     uint64_t dt_ns = s->nprev && now_ns > s->prev_ns ? now_ns - s->prev_ns : 0;
     struct dirent *de;
     DIR *dir;
@@ -640,55 +877,66 @@ int corun_procsel_scan(struct corun_procsel *s, uint64_t now_ns, bool all,
         close(fd);
         return err;
     }
+    s->scan_no++;
     while ((de = readdir(dir))) {
+        struct tracked t = {.fd = -1}, *old;
         char *end;
         long pid = strtol(de->d_name, &end, 10);
 
         if (*end || pid <= 0 || end == de->d_name)
             continue;
-        err = judge(s, (pid_t)pid, dt_ns, all, &p);
-        if (err == -ESRCH) {
-            err = 0;
-            continue; /* it exited while we looked: nothing to manage */
+        old = tracked_find(s, (pid_t)pid);
+        if (old) {
+            t = *old; /* moved: the old array no longer owns its fd and cg */
+            old->fd = -1;
+            old->cg = NULL;
         }
-        if (err)
-            goto out_free;
-        if (nseen == capseen) {
-            size_t c = capseen ? capseen * 2 : 256;
-            struct prev_entry *ns = realloc(seen, c * sizeof(*ns));
-
-            if (!ns) {
-                err = -ENOMEM;
-                goto out_free;
+        t.pid = (pid_t)pid;
+        /* The full judgement for new processes and, staggered, for known
+         * ones every @recheck scans; the cheap pass otherwise. @all asks
+         * for every field of every process: always in full. */
+        if (!old || all || (s->scan_no + (unsigned)pid) % s->recheck == 0)
+            err = judge(s, &t, dt_ns, all);
+        else
+            err = revisit(s, &t, dt_ns);
+        if (!err)
+            err = push((void **)&cur, sizeof(*cur), &ncur, &capcur, &t);
+        if (err) {
+            tracked_release(&t);
+            if (err == -ESRCH) {
+                err = 0;
+                continue; /* it exited while we looked: nothing to manage */
             }
-            seen = ns;
-            capseen = c;
+            goto out_free;
         }
-        seen[nseen++] = (struct prev_entry){p.pid, p.start_ticks, p.cpu_ticks};
-        if (p.verdict == CORUN_PROCSEL_KERNEL_THREAD)
-            continue;
-        if (all || p.verdict == CORUN_PROCSEL_SELECTED) {
-            err = push(&v, &nv, &cap, &p);
+        if (t.info.verdict != CORUN_PROCSEL_KERNEL_THREAD &&
+            (all || t.info.verdict == CORUN_PROCSEL_SELECTED)) {
+            err = push((void **)&v, sizeof(*v), &nv, &cap, &t.info);
             if (err)
                 goto out_free;
         }
     }
-    qsort(v, nv, sizeof(*v), cmp_info);
     /* readdir of /proc gives pids in increasing order, but sort anyway: the
-     * lookup in prev_find() depends on it. */
-    qsort(seen, nseen, sizeof(*seen), cmp_prev);
+     * lookup in tracked_find() depends on it. */
+    qsort(cur, ncur, sizeof(*cur), cmp_tracked);
+    qsort(v, nv, sizeof(*v), cmp_info);
+    for (size_t i = 0; i < s->nprev; i++)
+        tracked_release(&s->prev[i]); /* processes that are gone */
     free(s->prev);
-    s->prev = seen;
-    s->nprev = nseen;
+    s->prev = cur;
+    s->nprev = ncur;
     s->prev_ns = now_ns;
-    seen = NULL;
+    cur = NULL;
+    ncur = 0;
     *out = v;
     *n = nv;
     v = NULL;
 out_free:
+    for (size_t i = 0; i < ncur; i++)
+        tracked_release(&cur[i]);
     cg_cache_reset(s);
     closedir(dir);
-    free(seen);
+    free(cur);
     free(v);
     return err;
 }

@@ -288,7 +288,7 @@ static void test_min_dwell(void **state)
     tick(d, 4); /* proposed once */
     tick(d, 5); /* confirmed, but 100 moved 3 ticks ago: it holds */
     assert_int_equal(act.apply_calls[100], before);
-    assert_non_null(strstr(find(d, 100)->why, "holding: moved 3 ticks ago"));
+    assert_non_null(strstr(find(d, 100)->why, "holding: moved 3 ticks ago (min_dwell 5)"));
     tick(d, 6);
     assert_int_equal(act.apply_calls[100], before);
     tick(d, 7); /* 5 ticks since it moved: now it may */
