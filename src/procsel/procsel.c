@@ -918,8 +918,10 @@ int corun_procsel_scan(struct corun_procsel *s, uint64_t now_ns, bool all,
     }
     /* readdir of /proc gives pids in increasing order, but sort anyway: the
      * lookup in tracked_find() depends on it. */
-    qsort(cur, ncur, sizeof(*cur), cmp_tracked);
-    qsort(v, nv, sizeof(*v), cmp_info);
+    if (ncur)
+        qsort(cur, ncur, sizeof(*cur), cmp_tracked);
+    if (nv)
+        qsort(v, nv, sizeof(*v), cmp_info);
     for (size_t i = 0; i < s->nprev; i++)
         tracked_release(&s->prev[i]); /* processes that are gone */
     free(s->prev);
