@@ -87,20 +87,19 @@ static void print_human(const struct jv *root)
     printf("\nmanaged processes: %zu", procs ? procs->n : 0);
     if (hidden > 0)
         printf(" (and %.0f of other users, not shown)", hidden);
-    printf("\n%8s %-16s %-9s %6s %5s %8s %6s %4s  %s\n", "PID", "COMMAND", "CLASS", "CPU%", "IPC",
-           "LLC-MPKI", "PLACED", "LAST", "WHY");
+    printf("\n%8s %-16s %-9s %6s %5s %8s %6s  %s\n", "PID", "COMMAND", "CLASS", "CPU%", "IPC",
+           "LLC-MPKI", "PLACED", "WHY");
     for (size_t i = 0; procs && i < procs->n; i++) {
         const struct jv *p = &procs->items[i];
-        char cpu[16], ipc[16], mpki[16], placed[16], last[16];
+        char cpu[16], ipc[16], mpki[16], placed[16];
 
         fmt_num(cpu, sizeof(cpu), jv_num(jv_get(p, "cpu_percent")), "%.1f");
         fmt_num(ipc, sizeof(ipc), jv_num(jv_get(p, "ipc")), "%.2f");
         fmt_num(mpki, sizeof(mpki), jv_num(jv_get(p, "llc_mpki")), "%.2f");
         fmt_num(placed, sizeof(placed), jv_num(jv_get(p, "placed_cpu")), "%.0f");
-        fmt_num(last, sizeof(last), jv_num(jv_get(p, "last_cpu")), "%.0f");
-        printf("%8.0f %-16s %-9s %6s %5s %8s %6s %4s  %s\n", jv_num(jv_get(p, "pid")),
+        printf("%8.0f %-16s %-9s %6s %5s %8s %6s  %s\n", jv_num(jv_get(p, "pid")),
                jv_str(jv_get(p, "comm")) ?: "?", jv_str(jv_get(p, "class")) ?: "?", cpu, ipc,
-               mpki, placed, last, jv_str(jv_get(p, "why")) ?: "");
+               mpki, placed[0] == '-' ? "kernel" : placed, jv_str(jv_get(p, "why")) ?: "");
     }
     if (migs && migs->n) {
         printf("\nrecent migrations (oldest first):\n");

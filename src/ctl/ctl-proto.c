@@ -338,7 +338,7 @@ void corun_ctl_buf_jnum(struct corun_ctl_buf *b, double v)
     else if (v == (double)(long long)v && fabs(v) < 1e15)
         corun_ctl_buf_printf(b, "%lld", (long long)v);
     else
-        corun_ctl_buf_printf(b, "%.6g", v);
+        corun_ctl_buf_printf(b, "%.15g", v); /* timestamps need the digits */
 }
 
 void corun_ctl_buf_release(struct corun_ctl_buf *b)

@@ -281,7 +281,6 @@ static void status_process(const struct corun_daemon *d, const struct managed *m
     kv_num(b, "llc_mpki", p->llc_mpki, true);
     kv_num(b, "freq_ratio", p->freq_ratio, true);
     kv_num(b, "placed_cpu", m->placed >= 0 ? corun__daemon_os_cpu(d, m->placed) : NAN, true);
-    kv_num(b, "last_cpu", m->last_cpu >= 0 ? m->last_cpu : NAN, true);
     kv_str(b, "why", m->why[0] ? m->why : "left to the kernel: no move planned", true);
     /* The policy interface returns a plan, not the predicted slowdowns that
      * justified it; the engine adds them when it lands. */

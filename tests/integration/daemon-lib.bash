@@ -61,6 +61,6 @@ start_daemon() {
 # stop_daemon [SIGNAL]: signals it and waits for its exit status in $drc.
 stop_daemon() {
   kill -"${1:-TERM}" "$dpid"
-  wait "$dpid"; drc=$?
+  wait "$dpid" 2>/dev/null; drc=$?
   dpid=
 }
