@@ -44,6 +44,18 @@ not_listed "${sl[1]}" && ok || fail "idle ${sl[1]} selected by --min-cpu 5"
 stop_daemon INT
 expect_eq "daemon exit on SIGINT" "$drc" 0
 
+# Without --foreground it detaches once its socket answers and prints its pid.
+bg=$("$CORUN" daemon --comm "${tag}s" --socket "$sock" --journal-dir "$journal" 2>> "$tmp/daemon.err")
+expect_eq "background start exit" $? 0
+[[ $bg =~ ^[0-9]+$ ]] && ok || fail "background start printed '$bg', not a pid"
+dpid=$bg
+status_ok && ok || fail "the detached daemon does not answer at once"
+wait_for "detached daemon lists ${sl[1]}" listed "${sl[1]}"
+kill -TERM "$bg"
+gone() { ! kill -0 "$bg" 2>/dev/null; }
+wait_for "detached daemon exits on SIGTERM" gone
+dpid=
+
 # No daemon: status says so and fails.
 "$CORUN" status --socket "$sock" > /dev/null 2> "$tmp/e"; expect_eq "status without daemon" $? 1
 grep -q "no corun daemon answers on $sock" "$tmp/e" && ok || fail "status error: $(cat "$tmp/e")"

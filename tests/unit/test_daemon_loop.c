@@ -170,7 +170,8 @@ static struct corun_daemon *open_daemon(struct fx *f, bool with_act)
     parts.act = with_act ? &fake_act_ops : NULL;
     parts.policy = &fake_policy;
     assert_int_equal(corun_daemon_open(&cfg, &parts, &f->d), 0);
-    cfg.comms = NULL; /* the literals are not ours to free */
+    free(cfg.comms); /* the array; the literals in it are not ours to free */
+    cfg.comms = NULL;
     cfg.ncomms = 0;
     corun_daemon_config_release(&cfg);
     return f->d;
@@ -347,7 +348,12 @@ static void test_observe_only_and_status(void **state)
     corun_ctl_buf_release(&b);
 
     /* Metrics: written whole, then renamed into place. */
-    assert_true(mkstemp(path) >= 0);
+    {
+        int fd = mkstemp(path);
+
+        assert_true(fd >= 0);
+        close(fd);
+    }
     assert_int_equal(corun_daemon_write_metrics(d, path), 0);
     fp = fopen(path, "r");
     assert_non_null(fp);
