@@ -10,5 +10,8 @@
 #include <corun/sense.h>
 #include <corun/act.h>
 #include <corun/policy.h>
+#include <corun/procsel.h>
+#include <corun/ctl.h>
+#include <corun/daemon.h>
 
 #endif

@@ -257,15 +257,17 @@ static int merge(struct corun_daemon *d, const struct corun_proc_info *sel, size
         if (corun_procsel_read_one(d->sel, m->pid, &now) != 0 ||
             now.start_ticks != m->start_ticks) {
             corun__daemon_release(d, m); /* lets the actuator drop its journal entry */
-        } else if (m->owner_took_over) {
-            /* Its owner pinned it after we placed it: their choice stands.
-             * Restoring would undo it, so we only stop looking after it. */
+        } else if (m->owner_took_over || now.pinned) {
+            /* Its owner pinned it (a mask we did not set): their choice
+             * stands. Restoring would undo it, so we only stop looking
+             * after it. */
             corun__daemon_record(d, m, corun__daemon_os_cpu(d, m->placed), now.last_cpu, 0,
-                                 "left alone: its owner set its affinity since");
+                                 "left alone: its owner set its affinity");
         } else {
+            int from = corun__daemon_os_cpu(d, m->placed);
             int err = corun__daemon_release(d, m);
 
-            corun__daemon_record(d, m, m->last_cpu, -1, err, "released: no longer selected");
+            corun__daemon_record(d, m, from, -1, err, "released: no longer selected");
         }
         corun__daemon_forget(d, i);
     }

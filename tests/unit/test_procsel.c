@@ -12,9 +12,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "corun/procsel.h"
 
 #define MAXP 32
@@ -263,6 +268,107 @@ static void test_min_cpu_over_interval(void **state)
     assert_int_equal(system(path), 0);
 }
 
+
+/* ---- the live root: the cheap revisit of known processes -------------------- */
+
+static int fail_esrch(pid_t pid, size_t size, cpu_set_t *mask)
+{
+    errno = ESRCH;
+    return -1;
+}
+
+/* A child named @name that narrows its own affinity to its first allowed CPU
+ * when told (a byte on @cmd), then says so (a byte on @done). */
+static pid_t child(const char *name, int *cmd, int *done)
+{
+    int a[2], b[2];
+    pid_t pid;
+
+    assert_int_equal(pipe(a), 0);
+    assert_int_equal(pipe(b), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        cpu_set_t set;
+        char c;
+        int first = -1;
+
+        prctl(PR_SET_NAME, name);
+        close(a[1]);
+        close(b[0]);
+        if (write(b[1], "r", 1) != 1 || read(a[0], &c, 1) != 1)
+            _exit(1);
+        sched_getaffinity(0, sizeof(set), &set);
+        for (int i = 0; i < CPU_SETSIZE && first < 0; i++)
+            if (CPU_ISSET(i, &set))
+                first = i;
+        CPU_ZERO(&set);
+        CPU_SET(first, &set);
+        sched_setaffinity(0, sizeof(set), &set);
+        if (write(b[1], "p", 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(a[0]);
+    close(b[1]);
+    *cmd = a[1];
+    *done = b[0];
+    return pid;
+}
+
+static bool scan_has(struct corun_procsel *s, pid_t pid, uint64_t now)
+{
+    struct corun_proc_info *v = NULL;
+    size_t n = 0;
+    bool hit = false;
+
+    assert_int_equal(corun_procsel_scan(s, now, false, &v, &n), 0);
+    for (size_t i = 0; i < n; i++)
+        hit |= v[i].pid == pid;
+    free(v);
+    return hit;
+}
+
+static void test_live_revisit(void **state)
+{
+    char name[16];
+    const char *comms[] = {name};
+    /* A recheck period far away: everything after the first scan is a
+     * revisit, so the fast paths are what is tested. */
+    struct corun_procsel_opts o = {.comms = comms, .ncomms = 1, .recheck_scans = 1000000};
+    struct corun_procsel *s = NULL;
+    int cmd, done, status;
+    pid_t pid;
+    char c;
+
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        skip();
+    snprintf(name, sizeof(name), "cpsl%d", (int)getpid() % 100000);
+    pid = child(name, &cmd, &done);
+    assert_int_equal(read(done, &c, 1), 1);
+    assert_int_equal(corun_procsel_open(&o, &s), 0);
+    assert_true(scan_has(s, pid, 1000000000ull)); /* judged in full */
+    assert_true(scan_has(s, pid, 2000000000ull)); /* revisited */
+
+    /* sched_getaffinity says the process is gone: not selected this scan. */
+    corun__sys.sched_getaffinity = fail_esrch;
+    assert_false(scan_has(s, pid, 3000000000ull));
+    corun__sys_reset();
+    assert_true(scan_has(s, pid, 4000000000ull)); /* back, judged anew */
+
+    /* Its owner pins it: the next revisit sees it, without a full read. */
+    assert_int_equal(write(cmd, "x", 1), 1);
+    assert_int_equal(read(done, &c, 1), 1);
+    assert_false(scan_has(s, pid, 5000000000ull));
+
+    corun_procsel_close(s);
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    close(cmd);
+    close(done);
+}
+
 static void test_bad_root(void **state)
 {
     struct corun_procsel_opts o = {.root = "/nonexistent/corun"};
@@ -283,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_pinned),
         cmocka_unit_test(test_all_reports_verdicts),
         cmocka_unit_test(test_min_cpu_over_interval),
+        cmocka_unit_test(test_live_revisit),
         cmocka_unit_test(test_bad_root),
     };
 
