@@ -8,8 +8,10 @@
 #include <corun/common.h>
 #include <corun/topo.h>
 #include <corun/sense.h>
+#include <corun/model.h>
 #include <corun/act.h>
 #include <corun/policy.h>
+#include <corun/platform.h>
 #include <corun/procsel.h>
 #include <corun/ctl.h>
 #include <corun/daemon.h>

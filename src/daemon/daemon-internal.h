@@ -15,11 +15,10 @@
 #include "corun/sense.h"
 #include "corun/topo.h"
 
-/* Backend lookups by name. STUB declarations: the act and sense boxes are not
- * merged yet (src/act/act-stub.c, src/sense/sense-stub.c answer NULL); the
- * lead replaces these with the boxes' own lookups in corun__daemon_wire(). */
+/* The actuator by name. STUB declaration: the act box is not merged yet
+ * (src/act/act-stub.c answers NULL); the lead replaces this with the box's own
+ * lookup in corun__daemon_wire(). */
 const struct corun_act_ops *corun_act_backend(const char *name);
-const struct corun_sense_ops *corun_sense_backend(const char *name);
 
 /* One process the daemon looks after. */
 struct managed {

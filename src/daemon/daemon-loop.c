@@ -27,25 +27,22 @@
 
 /* ---- wiring ----------------------------------------------------------------- */
 
+/* The sensor for @want ("auto": perf, else proc), probed here; NULL with the
+ * last reason in @why when none works. */
 static const struct corun_sense_ops *pick_sensor(const char *want, char *why, size_t len)
 {
-    static const char *const chain[] = {"perf", "proc"};
+    static const struct corun_sense_ops *const chain[] = {&corun_sense_perf, &corun_sense_proc};
     struct corun_sense_opts o = {0};
     char w[160];
 
     for (size_t i = 0; i < CORUN_ARRAY_SIZE(chain); i++) {
-        const struct corun_sense_ops *s;
+        const struct corun_sense_ops *s = chain[i];
 
-        if (strcmp(want, "auto") && strcmp(want, chain[i]))
+        if (strcmp(want, "auto") && strcmp(want, s->name))
             continue;
-        s = corun_sense_backend(chain[i]);
-        if (!s) {
-            snprintf(why, len, "%s sensor not built", chain[i]);
-            continue;
-        }
         w[0] = '\0';
         if (s->probe && s->probe(&o, w, sizeof(w)) != 0) {
-            snprintf(why, len, "%s sensor: %s", chain[i], w[0] ? w : "unavailable");
+            snprintf(why, len, "%s sensor: %s", s->name, w[0] ? w : "unavailable");
             continue;
         }
         return s;
