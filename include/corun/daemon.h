@@ -50,6 +50,8 @@ struct corun_daemon_config {
     unsigned min_dwell;       /* ticks a process stays put before it moves again */
     unsigned confirm;         /* ticks a new placement must be planned in a row */
     unsigned history;         /* recent migrations kept for `corun status` */
+    double sample_min_cpu;    /* read counters of processes using at least this
+                               * percent of a CPU; 0: of every process */
     /* Selection (see corun/procsel.h). */
     char **comms;
     unsigned ncomms;

@@ -34,6 +34,7 @@ int corun_daemon_config_init(struct corun_daemon_config *c)
     c->min_dwell = 3;
     c->confirm = 2;
     c->history = 32;
+    c->sample_min_cpu = 1;
     c->policy = strdup("corun");
     c->actuator = strdup("affinity");
     c->sensor = strdup("auto");
@@ -247,6 +248,12 @@ static int set_daemon_key(struct corun_daemon_config *c, const char *key, const 
           : !strcmp(key, "min_dwell")    ? &c->min_dwell
           : !strcmp(key, "confirm")      ? &c->confirm
                                          : &c->history) = u;
+        return 0;
+    }
+    if (!strcmp(key, "sample_min_cpu")) {
+        if (!parse_double(v, &d) || d < 0 || d > 100000)
+            return why_fmt(why, len, "sample_min_cpu: '%s' is not a percentage of one CPU", v);
+        c->sample_min_cpu = d;
         return 0;
     }
     return why_fmt(why, len, "unknown key '%s' in [daemon]", key);

@@ -29,7 +29,8 @@ struct managed {
     unsigned nthreads;
     int last_cpu;              /* OS CPU it last ran on, from /proc */
     double cpu_percent;        /* over the last interval */
-    int sense_handle;          /* -1: not attached */
+    int sense_handle;          /* -1: not attached (yet: attached once busy) */
+    unsigned attach_retry;     /* ticks before a refused attach is tried again */
     struct corun_sample prev;  /* previous sample, for rates */
     bool have_prev;
     struct corun_task_profile prof;

@@ -134,29 +134,31 @@ static enum corun_class classify(const struct corun_task_profile *p)
 static void profile_from(struct managed *m, const struct corun_sample *s, unsigned id)
 {
     struct corun_task_profile *p = &m->prof;
-    double dt;
 
     p->id = id;
     p->weight = 1;
     p->cpu = m->placed;
-    if (!s || !m->have_prev) {
-        p->ipc = p->freq_ratio = p->llc_mpki = p->llc_miss_ratio = p->mem_bw_bps = NAN;
-        p->cpu_util = isnan(m->cpu_percent) ? NAN : m->cpu_percent / 100;
-    } else {
+    /* CPU use from the selector: over exactly the last interval, for every
+     * process, whether or not its counters were read this tick. */
+    p->cpu_util = isnan(m->cpu_percent) ? NAN : m->cpu_percent / 100;
+    if (s && m->have_prev) {
         const struct corun_sample *a = &m->prev;
         double instr = delta(a, s, CORUN_EV_INSTRUCTIONS);
 
-        dt = s->t_ns > a->t_ns ? (double)(s->t_ns - a->t_ns) : NAN;
+        /* Counts are cumulative, so the rates hold across the idle ticks on
+         * which the sensor was not read. */
         p->ipc = ratio(instr, delta(a, s, CORUN_EV_CYCLES));
         p->freq_ratio = ratio(delta(a, s, CORUN_EV_CYCLES), delta(a, s, CORUN_EV_REF_CYCLES));
         p->llc_mpki = ratio(delta(a, s, CORUN_EV_LLC_MISSES) * 1000, instr);
         p->llc_miss_ratio =
             ratio(delta(a, s, CORUN_EV_LLC_MISSES), delta(a, s, CORUN_EV_LLC_REFERENCES));
         p->mem_bw_bps = NAN; /* no preset counts memory traffic per task */
-        p->cpu_util = ratio(delta(a, s, CORUN_EV_TASK_CLOCK_NS), dt);
-        if (isnan(p->cpu_util) && !isnan(m->cpu_percent))
-            p->cpu_util = m->cpu_percent / 100;
+        if (isnan(p->cpu_util) && s->t_ns > a->t_ns)
+            p->cpu_util = ratio(delta(a, s, CORUN_EV_TASK_CLOCK_NS), (double)(s->t_ns - a->t_ns));
+    } else if (!m->have_prev) {
+        p->ipc = p->freq_ratio = p->llc_mpki = p->llc_miss_ratio = p->mem_bw_bps = NAN;
     }
+    /* else: no new sample (idle this tick): the last figures stand. */
     for (int l = 0; l < CORUN_NLEVELS; l++)
         p->pressure[l] = p->sensitivity[l] = NAN;
     p->cls = classify(p);
@@ -164,6 +166,34 @@ static void profile_from(struct managed *m, const struct corun_sample *s, unsign
         m->prev = *s;
         m->have_prev = true;
     }
+}
+
+/*
+ * Reads @m's counters when it is worth it: only processes that used at least
+ * sample_min_cpu percent of a CPU over the last interval are attached and
+ * read. An idle process neither suffers nor causes interference, and reading
+ * /proc for thousands of sleepers would cost more than the daemon's whole
+ * budget (docs/internals/daemon.md, "Cost"). Returns true with *@s filled.
+ */
+static bool sample(struct corun_daemon *d, struct managed *m, struct corun_sample *s)
+{
+    bool active = d->cfg.sample_min_cpu <= 0 ||
+                  (!isnan(m->cpu_percent) && m->cpu_percent >= d->cfg.sample_min_cpu);
+
+    if (!d->sense || !active)
+        return false;
+    if (m->sense_handle < 0) {
+        /* A refused attach (EMFILE, EACCES) is retried only every 30 ticks. */
+        if (m->attach_retry && --m->attach_retry)
+            return false;
+        if (d->sense->attach(d->sense_state, m->pid, &m->sense_handle) != 0) {
+            m->sense_handle = -1;
+            m->attach_retry = 30;
+            return false;
+        }
+    }
+    memset(s, 0, sizeof(*s));
+    return d->sense->read(d->sense_state, m->sense_handle, s) == 0;
 }
 
 /* ---- selection ---------------------------------------------------------------- */
@@ -206,9 +236,9 @@ static int add_proc(struct corun_daemon *d, size_t at, const struct corun_proc_i
     m->placed = m->planned = -1;
     m->sense_handle = -1;
     m->dwell = d->cfg.min_dwell; /* never moved: free to move */
-    if (d->sense && d->sense->attach(d->sense_state, p->pid, &m->sense_handle) != 0)
-        m->sense_handle = -1;
-    return 0;
+    m->prof.ipc = m->prof.freq_ratio = m->prof.llc_mpki = NAN;
+    m->prof.llc_miss_ratio = m->prof.mem_bw_bps = NAN;
+    return 0; /* the sensor is attached once the process is busy: sample() */
 }
 
 static void update_proc(struct managed *m, const struct corun_proc_info *p)
@@ -444,14 +474,11 @@ int corun_daemon_tick(struct corun_daemon *d, uint64_t now_ns)
     for (size_t i = 0; i < d->nprocs; i++) {
         struct managed *m = &d->procs[i];
         struct corun_sample s;
-        bool have = false;
+        bool have;
 
         if (m->dwell < UINT32_MAX)
             m->dwell++;
-        if (d->sense && m->sense_handle >= 0) {
-            memset(&s, 0, sizeof(s));
-            have = d->sense->read(d->sense_state, m->sense_handle, &s) == 0;
-        }
+        have = sample(d, m, &s);
         profile_from(m, have ? &s : NULL, (unsigned)i);
         /* Written only when it changes: formatting thousands of identical
          * lines every tick showed up in the overhead benchmark. */

@@ -163,7 +163,14 @@ int corun_daemon_open(const struct corun_daemon_config *cfg,
     d->topo = parts->topo;
     d->policy = parts->policy;
     if (parts->sense) {
-        struct corun_sense_opts o = {.root = d->cfg.root};
+        /* Only what the profile uses: every preset more is a descriptor per
+         * process, and the per-thread /proc reads are the dearest. */
+        struct corun_sense_opts o = {
+            .root = d->cfg.root,
+            .events = CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) |
+                      CORUN_EV_BIT(CORUN_EV_REF_CYCLES) | CORUN_EV_BIT(CORUN_EV_LLC_REFERENCES) |
+                      CORUN_EV_BIT(CORUN_EV_LLC_MISSES) | CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS),
+        };
 
         d->sense = parts->sense;
         if (d->sense->open(&o, &d->sense_state) != 0) {

@@ -33,6 +33,7 @@ static void test_good_file(void **state)
     assert_int_equal(c.min_dwell, 0);
     assert_int_equal(c.confirm, 3);
     assert_int_equal(c.history, 8);
+    assert_true(c.sample_min_cpu == 0.5);
     assert_int_equal(c.ncomms, 2);
     assert_string_equal(c.comms[0], "python*");
     assert_string_equal(c.comms[1], "sleep");

@@ -165,6 +165,7 @@ static struct corun_daemon *open_daemon(struct fx *f, bool with_act)
     cfg.confirm = 2;
     cfg.min_dwell = 3;
     cfg.max_migrations = 2;
+    cfg.sample_min_cpu = 0; /* the fixture's processes are idle: read them anyway */
     parts.topo = f->topo;
     parts.sense = &fake_sense_ops;
     parts.act = with_act ? &fake_act_ops : NULL;
