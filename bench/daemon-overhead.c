@@ -66,8 +66,7 @@ static double cpu_seconds(pid_t pid)
     }
     fclose(f);
     p = strrchr(buf, ')');
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) !=
-                  2)
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
         return -1;
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
@@ -184,9 +183,9 @@ out_kill:
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"counts", required_argument, NULL, 'c'}, {"busy", required_argument, NULL, 'b'},
+        {"counts", required_argument, NULL, 'c'},  {"busy", required_argument, NULL, 'b'},
         {"seconds", required_argument, NULL, 's'}, {"interval", required_argument, NULL, 'i'},
-        {"corun", required_argument, NULL, 'p'},  {0},
+        {"corun", required_argument, NULL, 'p'},   {0},
     };
     unsigned counts[MAX_COUNTS] = {100, 1000, 5000}, ncounts = 3, busy = 3;
     const char *corun = CORUN_BINARY, *interval = "1";
@@ -207,10 +206,18 @@ int main(int argc, char **argv)
                 counts[ncounts++] = (unsigned)strtoul(tok, NULL, 10);
             break;
         }
-        case 'b': busy = (unsigned)strtoul(optarg, NULL, 10); break;
-        case 's': seconds = strtod(optarg, NULL); break;
-        case 'i': interval = optarg; break;
-        case 'p': corun = optarg; break;
+        case 'b':
+            busy = (unsigned)strtoul(optarg, NULL, 10);
+            break;
+        case 's':
+            seconds = strtod(optarg, NULL);
+            break;
+        case 'i':
+            interval = optarg;
+            break;
+        case 'p':
+            corun = optarg;
+            break;
         default:
             fprintf(stderr, "usage: daemon-overhead [--counts 100,1000,5000] [--busy N] "
                             "[--seconds S] [--interval S] [--corun PATH]\n");
@@ -226,8 +233,8 @@ int main(int argc, char **argv)
     getrlimit(RLIMIT_NPROC, &rl);
     printf("daemon-overhead: the daemon's own CPU use, %s s interval, %.0f s windows, %u busy\n"
            "processes besides the sleepers; RLIMIT_NPROC %s, pid_max %lu\n\n",
-           interval, seconds, busy,
-           rl.rlim_cur == RLIM_INFINITY ? "unlimited" : "limited", pid_max);
+           interval, seconds, busy, rl.rlim_cur == RLIM_INFINITY ? "unlimited" : "limited",
+           pid_max);
     for (unsigned i = 0; i < ncounts; i++) {
         /* Leave room for everything else the machine runs. */
         unsigned long need = counts[i] + busy + 200;
@@ -251,8 +258,8 @@ int main(int argc, char **argv)
                    r->skipped);
             continue;
         }
-        printf("%10u %8u %9.1f %10.3f %12.3f %14.1f  %s\n", r->n, r->managed, r->seconds,
-               r->cpu_s, r->percent, ticks > 0 ? r->cpu_s / ticks / r->managed * 1e6 : 0,
+        printf("%10u %8u %9.1f %10.3f %12.3f %14.1f  %s\n", r->n, r->managed, r->seconds, r->cpu_s,
+               r->percent, ticks > 0 ? r->cpu_s / ticks / r->managed * 1e6 : 0,
                r->n == 1000 ? (r->percent < 1 ? "goal < 1% met" : "goal < 1% MISSED") : "");
     }
     printf("{\"bench\": \"daemon-overhead\", \"interval_s\": %s, \"window_s\": %.1f, \"busy\": %u, "

@@ -38,9 +38,9 @@ enum corun_ctl_verb {
     CORUN_CTL_RELEASE,
 };
 
-#define CORUN_CTL_KEY_LEN 32
+#define CORUN_CTL_KEY_LEN   32
 #define CORUN_CTL_VALUE_LEN 256
-#define CORUN_CTL_MAX_LINE 4096 /* longest request accepted */
+#define CORUN_CTL_MAX_LINE  4096 /* longest request accepted */
 
 struct corun_ctl_request {
     enum corun_ctl_verb verb;
@@ -112,8 +112,7 @@ CORUN_API void corun_ctl_buf_release(struct corun_ctl_buf *b);
 
 /* Answers one request into @resp (one JSON object, no newline needed). */
 typedef void (*corun_ctl_handler)(void *user, const struct corun_ctl_peer *peer,
-                                  const struct corun_ctl_request *req,
-                                  struct corun_ctl_buf *resp);
+                                  const struct corun_ctl_request *req, struct corun_ctl_buf *resp);
 
 struct corun_ctl_server;
 
@@ -142,8 +141,7 @@ CORUN_API void corun_ctl_set_access(struct corun_ctl_server *srv,
  * stops the server. Returns the number of clients answered or -errno of
  * accept() for an unexpected failure.
  */
-CORUN_API int corun_ctl_serve(struct corun_ctl_server *srv, corun_ctl_handler handler,
-                              void *user);
+CORUN_API int corun_ctl_serve(struct corun_ctl_server *srv, corun_ctl_handler handler, void *user);
 
 /* Closes the socket and removes its file; accepts NULL. */
 CORUN_API void corun_ctl_close(struct corun_ctl_server *srv);

@@ -37,21 +37,21 @@ struct corun_policy;
 
 /* The daemon's settings: defaults, then the file, then the command line. */
 struct corun_daemon_config {
-    double interval_s;        /* seconds between ticks (0.05 .. 3600) */
-    char *policy;             /* placement policy name */
-    char *actuator;           /* "affinity" or "cpuset" */
-    char *sensor;             /* "auto" (perf, else proc), "perf", "proc" */
-    char *socket_path;        /* control socket */
-    char *metrics_path;       /* Prometheus textfile; NULL: none */
-    char *journal_dir;        /* the actuator's journal of originals */
-    bool has_admin_gid;       /* a group besides root that may change settings */
+    double interval_s;  /* seconds between ticks (0.05 .. 3600) */
+    char *policy;       /* placement policy name */
+    char *actuator;     /* "affinity" or "cpuset" */
+    char *sensor;       /* "auto" (perf, else proc), "perf", "proc" */
+    char *socket_path;  /* control socket */
+    char *metrics_path; /* Prometheus textfile; NULL: none */
+    char *journal_dir;  /* the actuator's journal of originals */
+    bool has_admin_gid; /* a group besides root that may change settings */
     gid_t admin_gid;
-    unsigned max_migrations;  /* moves per tick, at most */
-    unsigned min_dwell;       /* ticks a process stays put before it moves again */
-    unsigned confirm;         /* ticks a new placement must be planned in a row */
-    unsigned history;         /* recent migrations kept for `corun status` */
-    double sample_min_cpu;    /* read counters of processes using at least this
-                               * percent of a CPU; 0: of every process */
+    unsigned max_migrations; /* moves per tick, at most */
+    unsigned min_dwell;      /* ticks a process stays put before it moves again */
+    unsigned confirm;        /* ticks a new placement must be planned in a row */
+    unsigned history;        /* recent migrations kept for `corun status` */
+    double sample_min_cpu;   /* read counters of processes using at least this
+                              * percent of a CPU; 0: of every process */
     /* Selection (see corun/procsel.h). */
     char **comms;
     unsigned ncomms;
@@ -61,7 +61,7 @@ struct corun_daemon_config {
     unsigned ncgroups;
     double min_cpu_percent;
     bool include_pinned;
-    char *root;               /* root of /proc and /sys; NULL: "/" (tests) */
+    char *root; /* root of /proc and /sys; NULL: "/" (tests) */
 };
 
 /* Fills @c with the defaults. 0 or -ENOMEM. Release with _release. */
@@ -76,15 +76,14 @@ CORUN_API void corun_daemon_config_release(struct corun_daemon_config *c);
  * -ENOMEM.
  */
 CORUN_API int corun_daemon_config_set(struct corun_daemon_config *c, const char *section,
-                                      const char *key, const char *value, char *why,
-                                      size_t len);
+                                      const char *key, const char *value, char *why, size_t len);
 
 /* Drops every selector rule (the command line's replace the file's). */
 CORUN_API void corun_daemon_config_clear_selectors(struct corun_daemon_config *c);
 
 /* Where a configuration file is wrong. */
 struct corun_config_error {
-    unsigned line;       /* 1-based; 0 when the file could not be read at all */
+    unsigned line; /* 1-based; 0 when the file could not be read at all */
     char reason[256];
 };
 
@@ -102,11 +101,11 @@ CORUN_API int corun_daemon_config_load(struct corun_daemon_config *c, const char
  * without @act or @policy (or @topo) the daemon observes only; without @sense
  * it knows only CPU use. */
 struct corun_daemon_parts {
-    const struct corun_topo *topo;       /* borrowed; outlives the daemon */
+    const struct corun_topo *topo; /* borrowed; outlives the daemon */
     const struct corun_sense_ops *sense;
     const struct corun_act_ops *act;
     const struct corun_policy *policy;
-    const char *observe_only_why;        /* why a part is missing, for status */
+    const char *observe_only_why; /* why a part is missing, for status */
 };
 
 struct corun_daemon;
@@ -119,8 +118,7 @@ struct corun_daemon;
  * or the -errno of opening a part.
  */
 CORUN_API int corun_daemon_open(const struct corun_daemon_config *cfg,
-                                const struct corun_daemon_parts *parts,
-                                struct corun_daemon **out);
+                                const struct corun_daemon_parts *parts, struct corun_daemon **out);
 
 /*
  * corun_daemon_tick() - one pass of the loop at time @now_ns (monotonic):

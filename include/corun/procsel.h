@@ -46,18 +46,18 @@ extern "C" {
 #endif
 
 struct corun_procsel_opts {
-    const char *root;                /* root for /proc and /sys, NULL = "/" */
-    const char *const *comms;        /* shell globs on the command name */
+    const char *root;         /* root for /proc and /sys, NULL = "/" */
+    const char *const *comms; /* shell globs on the command name */
     unsigned ncomms;
     const uid_t *uids;
     unsigned nuids;
-    const char *const *cgroups;      /* cgroup paths ("/system.slice/x.service") */
+    const char *const *cgroups; /* cgroup paths ("/system.slice/x.service") */
     unsigned ncgroups;
-    double min_cpu_percent;          /* <= 0: no CPU-use rule */
-    bool include_pinned;             /* also keep processes pinned by others */
-    pid_t self;                      /* never selected; 0 = none */
-    unsigned recheck_scans;          /* judge a known process in full every this
-                                      * many scans (name, uid, cgroup); 0 = 30 */
+    double min_cpu_percent; /* <= 0: no CPU-use rule */
+    bool include_pinned;    /* also keep processes pinned by others */
+    pid_t self;             /* never selected; 0 = none */
+    unsigned recheck_scans; /* judge a known process in full every this
+                             * many scans (name, uid, cgroup); 0 = 30 */
     /* True when @allowed, the current mask of (@pid, @start_ticks), is the
      * one corun set; NULL: never. Called only for processes found pinned. */
     bool (*is_ours)(void *user, pid_t pid, uint64_t start_ticks,
@@ -68,12 +68,12 @@ struct corun_procsel_opts {
 /* Why a process was kept or left. */
 enum corun_procsel_verdict {
     CORUN_PROCSEL_SELECTED = 0,
-    CORUN_PROCSEL_NO_MATCH,       /* no rule of some kind matched */
+    CORUN_PROCSEL_NO_MATCH, /* no rule of some kind matched */
     CORUN_PROCSEL_KERNEL_THREAD,
     CORUN_PROCSEL_SELF,
-    CORUN_PROCSEL_PINNED,         /* pinned by someone else on purpose */
-    CORUN_PROCSEL_CPU_UNKNOWN,    /* min_cpu rule: first sight, no interval yet */
-    CORUN_PROCSEL_GONE,           /* exited while being read */
+    CORUN_PROCSEL_PINNED,      /* pinned by someone else on purpose */
+    CORUN_PROCSEL_CPU_UNKNOWN, /* min_cpu rule: first sight, no interval yet */
+    CORUN_PROCSEL_GONE,        /* exited while being read */
 };
 
 #define CORUN_PROCSEL_COMM_LEN 16 /* TASK_COMM_LEN */
@@ -81,15 +81,15 @@ enum corun_procsel_verdict {
 struct corun_proc_info {
     pid_t pid;
     pid_t ppid;
-    uid_t uid;                    /* real uid; (uid_t)-1 if it was not read */
-    uint64_t start_ticks;         /* start time in clock ticks after boot: with
-                                   * the pid, identifies the process */
+    uid_t uid;            /* real uid; (uid_t)-1 if it was not read */
+    uint64_t start_ticks; /* start time in clock ticks after boot: with
+                           * the pid, identifies the process */
     char comm[CORUN_PROCSEL_COMM_LEN];
     unsigned nthreads;
-    int last_cpu;                 /* the CPU it last ran on (OS number), -1 unknown */
-    double cpu_percent;           /* over the last interval; NaN on first sight */
-    uint64_t cpu_ticks;           /* utime + stime, cumulative */
-    bool pinned;                  /* mask narrower than the cgroup allows */
+    int last_cpu;       /* the CPU it last ran on (OS number), -1 unknown */
+    double cpu_percent; /* over the last interval; NaN on first sight */
+    uint64_t cpu_ticks; /* utime + stime, cumulative */
+    bool pinned;        /* mask narrower than the cgroup allows */
     enum corun_procsel_verdict verdict;
 };
 
@@ -100,8 +100,7 @@ struct corun_procsel;
  * strings need not outlive the call). Returns 0 and *@out, -EINVAL for a
  * NULL argument, -ENOENT/-EACCES when the root cannot be opened, -ENOMEM.
  */
-CORUN_API int corun_procsel_open(const struct corun_procsel_opts *opts,
-                                 struct corun_procsel **out);
+CORUN_API int corun_procsel_open(const struct corun_procsel_opts *opts, struct corun_procsel **out);
 
 /* Frees the selector; accepts NULL. */
 CORUN_API void corun_procsel_close(struct corun_procsel *sel);

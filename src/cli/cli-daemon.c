@@ -237,16 +237,15 @@ static int serve(struct corun_daemon_config *cfg, bool foreground)
     err = corun_ctl_listen(cfg->socket_path, &acc, &srv);
     if (err) {
         cli_error("daemon", "%s: %s", cfg->socket_path,
-                  err == -EADDRINUSE ? "another corun daemon answers there"
-                                     : corun_strerror(err));
+                  err == -EADDRINUSE ? "another corun daemon answers there" : corun_strerror(err));
         goto out_daemon;
     }
     if (corun_daemon_observe_only(d, &mode))
         fprintf(stderr, "corun daemon: pid %d, socket %s: observe-only: %s\n", (int)getpid(),
                 cfg->socket_path, mode);
     else
-        fprintf(stderr, "corun daemon: pid %d, socket %s: placing with policy %s\n",
-                (int)getpid(), cfg->socket_path, cfg->policy);
+        fprintf(stderr, "corun daemon: pid %d, socket %s: placing with policy %s\n", (int)getpid(),
+                cfg->socket_path, cfg->policy);
     if (ready >= 0) {
         int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 
@@ -281,9 +280,24 @@ out_topo:
 static int cmd_daemon(int argc, char **argv)
 {
     enum {
-        OPT_CONFIG = 1000, OPT_CHECK, OPT_COMM, OPT_USER, OPT_CGROUP, OPT_MINCPU, OPT_INTERVAL,
-        OPT_POLICY, OPT_ACTUATOR, OPT_SENSOR, OPT_SOCKET, OPT_METRICS, OPT_JOURNAL, OPT_FG,
-        OPT_PINNED, OPT_ADMIN, OPT_MAXMIG, OPT_ROOT,
+        OPT_CONFIG = 1000,
+        OPT_CHECK,
+        OPT_COMM,
+        OPT_USER,
+        OPT_CGROUP,
+        OPT_MINCPU,
+        OPT_INTERVAL,
+        OPT_POLICY,
+        OPT_ACTUATOR,
+        OPT_SENSOR,
+        OPT_SOCKET,
+        OPT_METRICS,
+        OPT_JOURNAL,
+        OPT_FG,
+        OPT_PINNED,
+        OPT_ADMIN,
+        OPT_MAXMIG,
+        OPT_ROOT,
     };
     static const struct option opts[] = {
         {"config", required_argument, NULL, OPT_CONFIG},
@@ -333,22 +347,57 @@ static int cmd_daemon(int argc, char **argv)
         case OPT_ROOT:
             root = optarg;
             continue;
-        case OPT_COMM: o = (struct override){"--comm", "select", "comm", optarg}; break;
-        case OPT_USER: o = (struct override){"--user", "select", "user", optarg}; break;
-        case OPT_CGROUP: o = (struct override){"--cgroup", "select", "cgroup", optarg}; break;
-        case OPT_MINCPU: o = (struct override){"--min-cpu", "select", "min_cpu", optarg}; break;
+        case OPT_COMM:
+            o = (struct override){"--comm", "select", "comm", optarg};
+            break;
+        case OPT_USER:
+            o = (struct override){"--user", "select", "user", optarg};
+            break;
+        case OPT_CGROUP:
+            o = (struct override){"--cgroup", "select", "cgroup", optarg};
+            break;
+        case OPT_MINCPU:
+            o = (struct override){"--min-cpu", "select", "min_cpu", optarg};
+            break;
         case OPT_PINNED:
             o = (struct override){"--include-pinned", "select", "include_pinned", "yes"};
             break;
-        case OPT_INTERVAL: o.opt = "--interval"; o.key = "interval"; break;
-        case OPT_POLICY: o.opt = "--policy"; o.key = "policy"; break;
-        case OPT_ACTUATOR: o.opt = "--actuator"; o.key = "actuator"; break;
-        case OPT_SENSOR: o.opt = "--sensor"; o.key = "sensor"; break;
-        case OPT_SOCKET: o.opt = "--socket"; o.key = "socket"; break;
-        case OPT_METRICS: o.opt = "--metrics"; o.key = "metrics"; break;
-        case OPT_JOURNAL: o.opt = "--journal-dir"; o.key = "journal_dir"; break;
-        case OPT_ADMIN: o.opt = "--admin-group"; o.key = "admin_group"; break;
-        case OPT_MAXMIG: o.opt = "--max-migrations"; o.key = "max_migrations"; break;
+        case OPT_INTERVAL:
+            o.opt = "--interval";
+            o.key = "interval";
+            break;
+        case OPT_POLICY:
+            o.opt = "--policy";
+            o.key = "policy";
+            break;
+        case OPT_ACTUATOR:
+            o.opt = "--actuator";
+            o.key = "actuator";
+            break;
+        case OPT_SENSOR:
+            o.opt = "--sensor";
+            o.key = "sensor";
+            break;
+        case OPT_SOCKET:
+            o.opt = "--socket";
+            o.key = "socket";
+            break;
+        case OPT_METRICS:
+            o.opt = "--metrics";
+            o.key = "metrics";
+            break;
+        case OPT_JOURNAL:
+            o.opt = "--journal-dir";
+            o.key = "journal_dir";
+            break;
+        case OPT_ADMIN:
+            o.opt = "--admin-group";
+            o.key = "admin_group";
+            break;
+        case OPT_MAXMIG:
+            o.opt = "--max-migrations";
+            o.key = "max_migrations";
+            break;
         default:
             cli_usage(stderr, "daemon");
             return CLI_EXIT_USAGE;

@@ -98,8 +98,8 @@ static void print_human(const struct jv *root)
         fmt_num(mpki, sizeof(mpki), jv_num(jv_get(p, "llc_mpki")), "%.2f");
         fmt_num(placed, sizeof(placed), jv_num(jv_get(p, "placed_cpu")), "%.0f");
         printf("%8.0f %-16s %-9s %6s %5s %8s %6s  %s\n", jv_num(jv_get(p, "pid")),
-               jv_str(jv_get(p, "comm")) ?: "?", jv_str(jv_get(p, "class")) ?: "?", cpu, ipc,
-               mpki, placed[0] == '-' ? "kernel" : placed, jv_str(jv_get(p, "why")) ?: "");
+               jv_str(jv_get(p, "comm")) ?: "?", jv_str(jv_get(p, "class")) ?: "?", cpu, ipc, mpki,
+               placed[0] == '-' ? "kernel" : placed, jv_str(jv_get(p, "why")) ?: "");
     }
     if (migs && migs->n) {
         printf("\nrecent migrations (oldest first):\n");
@@ -121,8 +121,8 @@ static void print_human(const struct jv *root)
 }
 
 /* Builds the request line for the options given; static storage. */
-static const char *build_request(const char *set, bool pause, bool resume, long release,
-                                 char *buf, size_t len, int *usage)
+static const char *build_request(const char *set, bool pause, bool resume, long release, char *buf,
+                                 size_t len, int *usage)
 {
     struct corun_ctl_buf b = {0};
 
@@ -188,11 +188,21 @@ static int cmd_status(int argc, char **argv)
         case 'h':
             cli_usage(stdout, "status");
             return CLI_EXIT_OK;
-        case OPT_JSON: as_json = true; break;
-        case OPT_SOCKET: sock = optarg; break;
-        case OPT_SET: set = optarg; break;
-        case OPT_PAUSE: pause = true; break;
-        case OPT_RESUME: resume = true; break;
+        case OPT_JSON:
+            as_json = true;
+            break;
+        case OPT_SOCKET:
+            sock = optarg;
+            break;
+        case OPT_SET:
+            set = optarg;
+            break;
+        case OPT_PAUSE:
+            pause = true;
+            break;
+        case OPT_RESUME:
+            resume = true;
+            break;
         case OPT_RELEASE:
             if (!cli_parse_uint(optarg, &release) || !release || release > 0x7fffffff)
                 return cli_usage_error("status", "--release: '%s' is not a pid", optarg);

@@ -65,11 +65,21 @@ static int parse_str(struct rd *r, char **out)
         }
         q++;
         switch (*q) {
-        case 'n': s[n++] = '\n'; break;
-        case 't': s[n++] = '\t'; break;
-        case 'r': s[n++] = '\r'; break;
-        case 'b': s[n++] = '\b'; break;
-        case 'f': s[n++] = '\f'; break;
+        case 'n':
+            s[n++] = '\n';
+            break;
+        case 't':
+            s[n++] = '\t';
+            break;
+        case 'r':
+            s[n++] = '\r';
+            break;
+        case 'b':
+            s[n++] = '\b';
+            break;
+        case 'f':
+            s[n++] = '\f';
+            break;
         case 'u': {
             char hex[5] = {0};
 
@@ -81,7 +91,9 @@ static int parse_str(struct rd *r, char **out)
             q += 4;
             break;
         }
-        default: s[n++] = *q; break;
+        default:
+            s[n++] = *q;
+            break;
         }
     }
     s[n] = '\0';

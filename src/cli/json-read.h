@@ -15,10 +15,10 @@ struct jv {
     enum jv_type type;
     bool b;
     double num;
-    char *str;         /* JV_STR */
-    size_t n;          /* JV_ARR, JV_OBJ: number of items */
-    struct jv *items;  /* JV_ARR, JV_OBJ */
-    char **keys;       /* JV_OBJ: the key of each item */
+    char *str;        /* JV_STR */
+    size_t n;         /* JV_ARR, JV_OBJ: number of items */
+    struct jv *items; /* JV_ARR, JV_OBJ */
+    char **keys;      /* JV_OBJ: the key of each item */
 };
 
 /* Parses @text into *@out. 0, or -EINVAL (malformed, or nested deeper than

@@ -23,7 +23,7 @@
 #include "corun/ctl.h"
 
 #define CTL_IO_TIMEOUT_MS 200
-#define CTL_MAX_PER_WAKE 16
+#define CTL_MAX_PER_WAKE  16
 
 struct corun_ctl_server {
     int fd;
@@ -200,8 +200,8 @@ static int peer_of(const struct corun_ctl_server *srv, int fd, struct corun_ctl_
 
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
         return -errno;
-    /* SO_PEERGROUPS (Linux 4.13) gives the supplementary groups; without it
-     * only the primary group can make an administrator. */
+        /* SO_PEERGROUPS (Linux 4.13) gives the supplementary groups; without it
+         * only the primary group can make an administrator. */
 #ifdef SO_PEERGROUPS
     if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0)
         ngroups = glen / sizeof(gid_t);

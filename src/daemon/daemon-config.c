@@ -80,7 +80,8 @@ void corun_daemon_config_release(struct corun_daemon_config *c)
     memset(c, 0, sizeof(*c));
 }
 
-static int why_fmt(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int why_fmt(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int why_fmt(char *why, size_t len, const char *fmt, ...)
 {
     va_list ap;
@@ -178,15 +179,14 @@ static bool plain_name(const char *s)
     return true;
 }
 
-static int set_daemon_key(struct corun_daemon_config *c, const char *key, const char *v,
-                          char *why, size_t len)
+static int set_daemon_key(struct corun_daemon_config *c, const char *key, const char *v, char *why,
+                          size_t len)
 {
     double d;
 
     if (!strcmp(key, "interval")) {
         if (!parse_double(v, &d) || d < 0.05 || d > 3600)
-            return why_fmt(why, len, "interval: '%s' is not a number of seconds in 0.05..3600",
-                           v);
+            return why_fmt(why, len, "interval: '%s' is not a number of seconds in 0.05..3600", v);
         c->interval_s = d;
         return 0;
     }
@@ -195,8 +195,7 @@ static int set_daemon_key(struct corun_daemon_config *c, const char *key, const 
             return why_fmt(why, len, "%s: '%s' is not a name", key, v);
         if (!strcmp(key, "actuator") && strcmp(v, "affinity") && strcmp(v, "cpuset"))
             return why_fmt(why, len, "actuator: '%s' is neither 'affinity' nor 'cpuset'", v);
-        if (!strcmp(key, "sensor") && strcmp(v, "auto") && strcmp(v, "perf") &&
-            strcmp(v, "proc"))
+        if (!strcmp(key, "sensor") && strcmp(v, "auto") && strcmp(v, "perf") && strcmp(v, "proc"))
             return why_fmt(why, len, "sensor: '%s' is not one of auto, perf, proc", v);
         return set_str(!strcmp(key, "policy")     ? &c->policy
                        : !strcmp(key, "actuator") ? &c->actuator
@@ -259,8 +258,8 @@ static int set_daemon_key(struct corun_daemon_config *c, const char *key, const 
     return why_fmt(why, len, "unknown key '%s' in [daemon]", key);
 }
 
-static int set_select_key(struct corun_daemon_config *c, const char *key, const char *v,
-                          char *why, size_t len)
+static int set_select_key(struct corun_daemon_config *c, const char *key, const char *v, char *why,
+                          size_t len)
 {
     if (!strcmp(key, "comm")) {
         if (!*v || strlen(v) > 255)
@@ -314,8 +313,7 @@ int corun_daemon_config_set(struct corun_daemon_config *c, const char *section, 
     if (!strcmp(section, "select"))
         return set_select_key(c, key, value, why, len);
     if (!*section)
-        return why_fmt(why, len, "'%s' outside a section: put it under [daemon] or [select]",
-                       key);
+        return why_fmt(why, len, "'%s' outside a section: put it under [daemon] or [select]", key);
     return why_fmt(why, len, "unknown section [%s]", section);
 }
 
@@ -324,10 +322,10 @@ int corun_daemon_config_set(struct corun_daemon_config *c, const char *section, 
 struct load_ctx {
     struct corun_daemon_config *c;
     FILE *f;
-    unsigned line;          /* lines handed to inih so far */
-    unsigned err_line;      /* first error found by us; 0 none */
+    unsigned line;     /* lines handed to inih so far */
+    unsigned err_line; /* first error found by us; 0 none */
     char reason[256];
-    int fatal;              /* -ENOMEM */
+    int fatal; /* -ENOMEM */
     char *buf;
     size_t cap;
 };

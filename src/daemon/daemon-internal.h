@@ -23,40 +23,40 @@ const struct corun_act_ops *corun_act_backend(const char *name);
 /* One process the daemon looks after. */
 struct managed {
     pid_t pid;
-    uint64_t start_ticks;      /* with pid: the process's identity */
+    uint64_t start_ticks; /* with pid: the process's identity */
     uid_t uid;
     char comm[CORUN_PROCSEL_COMM_LEN];
     unsigned nthreads;
-    int last_cpu;              /* OS CPU it last ran on, from /proc */
-    double cpu_percent;        /* over the last interval */
-    int sense_handle;          /* -1: not attached (yet: attached once busy) */
-    unsigned attach_retry;     /* ticks before a refused attach is tried again */
-    struct corun_sample prev;  /* previous sample, for rates */
+    int last_cpu;             /* OS CPU it last ran on, from /proc */
+    double cpu_percent;       /* over the last interval */
+    int sense_handle;         /* -1: not attached (yet: attached once busy) */
+    unsigned attach_retry;    /* ticks before a refused attach is tried again */
+    struct corun_sample prev; /* previous sample, for rates */
     bool have_prev;
     struct corun_task_profile prof;
-    int placed;                /* dense CPU we put it on; -1: the kernel's choice */
-    struct corun_cpuset mask;  /* the mask we applied (OS numbering), when placed */
-    int planned;               /* what the policy proposed last tick */
-    unsigned planned_streak;   /* ticks in a row it proposed @planned */
-    unsigned dwell;            /* ticks since it last moved */
-    bool denied;               /* EPERM: not ours to touch; never retried */
-    bool owner_took_over;      /* its mask changed from ours: someone pinned it */
-    bool seen;                 /* in this tick's selection */
-    char why[256];             /* where it is and why, for status */
+    int placed;               /* dense CPU we put it on; -1: the kernel's choice */
+    struct corun_cpuset mask; /* the mask we applied (OS numbering), when placed */
+    int planned;              /* what the policy proposed last tick */
+    unsigned planned_streak;  /* ticks in a row it proposed @planned */
+    unsigned dwell;           /* ticks since it last moved */
+    bool denied;              /* EPERM: not ours to touch; never retried */
+    bool owner_took_over;     /* its mask changed from ours: someone pinned it */
+    bool seen;                /* in this tick's selection */
+    char why[256];            /* where it is and why, for status */
 };
 
 struct migration {
-    double t_unix;             /* wall clock, for people */
+    double t_unix; /* wall clock, for people */
     pid_t pid;
     char comm[CORUN_PROCSEL_COMM_LEN];
     uid_t uid;
-    int from, to;              /* OS CPU numbers; -1 the kernel's choice */
-    int err;                   /* 0 or the -errno that stopped it */
+    int from, to; /* OS CPU numbers; -1 the kernel's choice */
+    int err;      /* 0 or the -errno that stopped it */
     char why[160];
 };
 
 struct corun_daemon {
-    struct corun_daemon_config cfg;   /* owned copy */
+    struct corun_daemon_config cfg; /* owned copy */
     struct corun_procsel *sel;
     const struct corun_topo *topo;
     const struct corun_sense_ops *sense;
@@ -64,17 +64,17 @@ struct corun_daemon {
     const struct corun_act_ops *act;
     void *act_state;
     const struct corun_policy *policy;
-    char observe_why[256];            /* empty: placing */
+    char observe_why[256]; /* empty: placing */
     bool paused;
 
-    struct managed *procs;            /* sorted by pid */
+    struct managed *procs; /* sorted by pid */
     size_t nprocs, capprocs;
 
-    struct migration *hist;           /* ring of cfg.history */
+    struct migration *hist; /* ring of cfg.history */
     size_t nhist, hist_next;
 
     uint64_t started_ns, last_tick_ns, ticks;
-    uint64_t tick_cost_ns;            /* CPU time the last tick took */
+    uint64_t tick_cost_ns; /* CPU time the last tick took */
     uint64_t migrations_total, restores_total;
     uint64_t err_esrch, err_eperm, err_other;
     unsigned scan_errors;

@@ -99,8 +99,7 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
 /* ---- profiles --------------------------------------------------------------- */
 
 /* The change of @ev between two samples, or NaN when either lacks it. */
-static double delta(const struct corun_sample *a, const struct corun_sample *b,
-                    enum corun_event ev)
+static double delta(const struct corun_sample *a, const struct corun_sample *b, enum corun_event ev)
 {
     uint64_t bit = CORUN_EV_BIT(ev);
 
@@ -321,9 +320,8 @@ static void explain(struct corun_daemon *d, size_t i, char *buf, size_t len)
         lvl = corun_topo_shared_level(d->topo, (unsigned)m->placed, (unsigned)o->placed);
         if (lvl >= CORUN_LEVEL_MACHINE)
             continue;
-        n += (size_t)snprintf(buf + n, len - n, "%s %s with %d (%s)",
-                              shown ? "," : "; shares", corun_level_name(lvl), (int)o->pid,
-                              o->comm);
+        n += (size_t)snprintf(buf + n, len - n, "%s %s with %d (%s)", shown ? "," : "; shares",
+                              corun_level_name(lvl), (int)o->pid, o->comm);
         shown++;
     }
     if (!shown && n < len)
@@ -365,8 +363,8 @@ static int place_and_apply(struct corun_daemon *d)
     }
     for (size_t i = 0; i < d->nprocs; i++)
         tasks[i] = d->procs[i].prof;
-    snap = (struct corun_snapshot){.topo = d->topo, .ntasks = (unsigned)d->nprocs,
-                                   .tasks = tasks, .seed = 1};
+    snap = (struct corun_snapshot){
+        .topo = d->topo, .ntasks = (unsigned)d->nprocs, .tasks = tasks, .seed = 1};
     plan.ntasks = (unsigned)d->nprocs;
     err = d->policy->place(&snap, &plan);
     if (err) {
@@ -409,8 +407,7 @@ static int place_and_apply(struct corun_daemon *d)
         err = move(d, m, to);
         snprintf(why, sizeof(why), "policy '%s': planned on %u ticks in a row", d->policy->name,
                  m->planned_streak);
-        corun__daemon_record(d, m, from_os, to >= 0 ? corun__daemon_os_cpu(d, to) : -1, err,
-                             why);
+        corun__daemon_record(d, m, from_os, to >= 0 ? corun__daemon_os_cpu(d, to) : -1, err, why);
         if (err == -ESRCH) {
             d->err_esrch++;
             m->seen = false; /* exited between sample and act: forgotten below */

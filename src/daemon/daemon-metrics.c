@@ -37,9 +37,8 @@ static void metric_head(FILE *f, const char *name, const char *type, const char 
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void per_process(FILE *f, const struct corun_daemon *d, const char *name,
-                        const char *help, double (*get)(const struct corun_daemon *,
-                                                        const struct managed *))
+static void per_process(FILE *f, const struct corun_daemon *d, const char *name, const char *help,
+                        double (*get)(const struct corun_daemon *, const struct managed *))
 {
     metric_head(f, name, "gauge", help);
     for (size_t i = 0; i < d->nprocs; i++) {
@@ -98,8 +97,7 @@ static void write_all(FILE *f, const struct corun_daemon *d)
     fprintf(f, "corun_daemon_tick_cpu_seconds %.9f\n", (double)d->tick_cost_ns / 1e9);
     per_process(f, d, "corun_process_cpu_ratio",
                 "CPU use of a managed process over the last interval, in CPUs.", get_cpu);
-    per_process(f, d, "corun_process_ipc", "Instructions per cycle of a managed process.",
-                get_ipc);
+    per_process(f, d, "corun_process_ipc", "Instructions per cycle of a managed process.", get_ipc);
     per_process(f, d, "corun_process_placed_cpu",
                 "The CPU the daemon placed a process on (absent: the kernel's choice).",
                 get_placed);

@@ -78,8 +78,7 @@ void corun__daemon_record(struct corun_daemon *d, const struct managed *m, int f
 
 /* procsel's question: is the narrow mask of this process the one we set? If
  * not, and we had placed it, its owner has taken over. */
-static bool is_ours(void *user, pid_t pid, uint64_t start_ticks,
-                    const struct corun_cpuset *allowed)
+static bool is_ours(void *user, pid_t pid, uint64_t start_ticks, const struct corun_cpuset *allowed)
 {
     struct corun_daemon *d = user;
     size_t lo = 0, hi = d->nprocs;
@@ -120,8 +119,8 @@ static int open_actuator(struct corun_daemon *d)
     return d->act->open(&ao, &d->act_state);
 }
 
-int corun_daemon_open(const struct corun_daemon_config *cfg,
-                      const struct corun_daemon_parts *parts, struct corun_daemon **out)
+int corun_daemon_open(const struct corun_daemon_config *cfg, const struct corun_daemon_parts *parts,
+                      struct corun_daemon **out)
 {
     struct corun_procsel_opts so = {0};
     struct corun_daemon *d;
@@ -183,7 +182,9 @@ int corun_daemon_open(const struct corun_daemon_config *cfg,
         snprintf(d->observe_why, sizeof(d->observe_why), "%s", parts->observe_only_why);
     else if (!parts->policy || !parts->act || !parts->topo)
         snprintf(d->observe_why, sizeof(d->observe_why), "%s",
-                 !parts->policy ? "no policy" : !parts->act ? "no actuator" : "no topology");
+                 !parts->policy ? "no policy"
+                 : !parts->act  ? "no actuator"
+                                : "no topology");
     if (parts->act) {
         d->act = parts->act;
         err = open_actuator(d);
@@ -304,8 +305,7 @@ static void status(struct corun_daemon *d, const struct corun_ctl_peer *peer,
     corun_ctl_buf_printf(b, "{\"ok\": true, \"daemon\": {");
     kv_num(b, "pid", getpid(), true);
     kv_str(b, "version", corun_version(), true);
-    kv_str(b, "mode", d->observe_why[0] ? "observe-only" : d->paused ? "paused" : "placing",
-           true);
+    kv_str(b, "mode", d->observe_why[0] ? "observe-only" : d->paused ? "paused" : "placing", true);
     kv_str(b, "observe_only_why", d->observe_why[0] ? d->observe_why : NULL, true);
     kv_str(b, "policy", d->cfg.policy, true);
     kv_str(b, "actuator", d->act ? d->act->name : NULL, true);

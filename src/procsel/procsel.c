@@ -40,13 +40,13 @@
 struct tracked {
     pid_t pid;
     uint64_t start_ticks;
-    int fd;                      /* kept CPU-time file; -1 none */
-    bool fd_stat;                /* the file is stat (all threads), else schedstat */
+    int fd;       /* kept CPU-time file; -1 none */
+    bool fd_stat; /* the file is stat (all threads), else schedstat */
     bool have_cpu;
-    uint64_t cpu_ns;             /* cumulative CPU time at the last scan */
-    char *cg;                    /* its cpuset's key (cgroup_key), for the pinning check */
+    uint64_t cpu_ns;                 /* cumulative CPU time at the last scan */
+    char *cg;                        /* its cpuset's key (cgroup_key), for the pinning check */
     enum corun_procsel_verdict base; /* verdict of the name/uid/cgroup rules alone */
-    struct corun_proc_info info; /* the last judgement */
+    struct corun_proc_info info;     /* the last judgement */
 };
 
 /* One cgroup's allowed CPUs, cached for the length of one scan. */
@@ -72,12 +72,12 @@ struct corun_procsel {
     void *user;
     long clk_tck;
 
-    bool live;                   /* the root is "/": the syscall fast paths apply */
-    unsigned recheck;            /* full judgement every this many scans */
+    bool live;        /* the root is "/": the syscall fast paths apply */
+    unsigned recheck; /* full judgement every this many scans */
     unsigned scan_no;
-    cpu_set_t *mask;             /* for sched_getaffinity, mask_ncpus CPUs */
+    cpu_set_t *mask; /* for sched_getaffinity, mask_ncpus CPUs */
     size_t mask_ncpus;
-    struct tracked *prev;        /* sorted by pid */
+    struct tracked *prev; /* sorted by pid */
     size_t nprev;
     uint64_t prev_ns;
 
@@ -228,8 +228,7 @@ void corun_procsel_close(struct corun_procsel *s)
  * are counted from the last ')'. Returns 0, -ESRCH when the process is gone,
  * -EINVAL for a line it cannot parse.
  */
-static int read_stat(struct corun_procsel *s, pid_t pid, struct corun_proc_info *p,
-                     unsigned *flags)
+static int read_stat(struct corun_procsel *s, pid_t pid, struct corun_proc_info *p, unsigned *flags)
 {
     char path[64], buf[1024];
     char *open_paren, *close_paren, *f;
@@ -294,8 +293,8 @@ static bool cmdline_empty(struct corun_procsel *s, pid_t pid)
  * Reads the real uid and Cpus_allowed_list from /proc/PID/status. @allowed is
  * filled when the line is there. 0, -ESRCH, -ENOMEM.
  */
-static int read_status(struct corun_procsel *s, pid_t pid, uid_t *uid,
-                       struct corun_cpuset *allowed, bool *have_allowed)
+static int read_status(struct corun_procsel *s, pid_t pid, uid_t *uid, struct corun_cpuset *allowed,
+                       bool *have_allowed)
 {
     char path[64], *text = NULL, *line, *save = NULL;
     int err;
@@ -475,8 +474,7 @@ static const struct corun_cpuset *cgroup_cpus(struct corun_procsel *s, const cha
         snprintf(path, sizeof(path), "sys/fs/cgroup%s/cpuset.cpus.effective", cgpath);
         ok = read_cpulist(s, path, &c->cpus);
         if (!ok) {
-            snprintf(path, sizeof(path), "sys/fs/cgroup/unified%s/cpuset.cpus.effective",
-                     cgpath);
+            snprintf(path, sizeof(path), "sys/fs/cgroup/unified%s/cpuset.cpus.effective", cgpath);
             ok = read_cpulist(s, path, &c->cpus);
         }
     }
@@ -536,8 +534,8 @@ static int read_cpu(struct corun_procsel *s, struct tracked *t, uint64_t *ns)
         char *f = strrchr(buf, ')');
         unsigned long long ut, st;
 
-        if (!f || sscanf(f + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                         &st) != 2)
+        if (!f ||
+            sscanf(f + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
             return -EINVAL;
         *ns = (ut + st) * (1000000000ull / (uint64_t)s->clk_tck);
         return 0;

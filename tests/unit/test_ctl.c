@@ -223,7 +223,7 @@ static void test_socket(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_good), cmocka_unit_test(test_parse_bad),
+        cmocka_unit_test(test_parse_good),  cmocka_unit_test(test_parse_bad),
         cmocka_unit_test(test_permissions), cmocka_unit_test(test_buf),
         cmocka_unit_test(test_socket),
     };

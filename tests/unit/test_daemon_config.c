@@ -110,8 +110,7 @@ static void test_setter(void **state)
     char why[200];
 
     assert_int_equal(corun_daemon_config_init(&c), 0);
-    assert_int_equal(corun_daemon_config_set(&c, "daemon", "interval", "0.5", why, sizeof(why)),
-                     0);
+    assert_int_equal(corun_daemon_config_set(&c, "daemon", "interval", "0.5", why, sizeof(why)), 0);
     assert_true(c.interval_s == 0.5);
     assert_int_equal(corun_daemon_config_set(&c, "daemon", "interval", "0.01", why, sizeof(why)),
                      -EINVAL);
@@ -119,14 +118,13 @@ static void test_setter(void **state)
     assert_int_equal(corun_daemon_config_set(&c, "daemon", "actuator", "magic", why, sizeof(why)),
                      -EINVAL);
     assert_non_null(strstr(why, "neither 'affinity' nor 'cpuset'"));
-    assert_int_equal(corun_daemon_config_set(&c, "daemon", "max_migrations", "0", why,
-                                             sizeof(why)),
+    assert_int_equal(corun_daemon_config_set(&c, "daemon", "max_migrations", "0", why, sizeof(why)),
                      -EINVAL);
     assert_int_equal(corun_daemon_config_set(&c, "daemon", "policy", "Bad Name", why, sizeof(why)),
                      -EINVAL);
-    assert_int_equal(corun_daemon_config_set(&c, "select", "include_pinned", "maybe", why,
-                                             sizeof(why)),
-                     -EINVAL);
+    assert_int_equal(
+        corun_daemon_config_set(&c, "select", "include_pinned", "maybe", why, sizeof(why)),
+        -EINVAL);
     assert_int_equal(corun_daemon_config_set(&c, "select", "cgroup", "batch", why, sizeof(why)),
                      -EINVAL);
     assert_int_equal(corun_daemon_config_set(&c, "select", "min_cpu", "-1", why, sizeof(why)),

@@ -27,7 +27,7 @@ struct fake_act {
     int apply_calls[200]; /* per pid */
     int last_cpu[200];
     int restore_calls[200];
-    int fail[200];        /* -errno to return from apply for this pid */
+    int fail[200]; /* -errno to return from apply for this pid */
 };
 static struct fake_act act;
 
@@ -72,8 +72,13 @@ static void act_close(void *state)
 }
 
 static const struct corun_act_ops fake_act_ops = {
-    .name = "fake", .probe = act_probe, .open = act_open, .apply = act_apply,
-    .restore = act_restore, .restore_all = act_restore_all, .close = act_close,
+    .name = "fake",
+    .probe = act_probe,
+    .open = act_open,
+    .apply = act_apply,
+    .restore = act_restore,
+    .restore_all = act_restore_all,
+    .close = act_close,
 };
 
 /* ---- a sensor counting steadily ------------------------------------------- */
@@ -118,8 +123,12 @@ static void sense_close(void *state)
 }
 
 static const struct corun_sense_ops fake_sense_ops = {
-    .name = "fake", .open = sense_open, .attach = sense_attach, .read = sense_read,
-    .detach = sense_detach, .close = sense_close,
+    .name = "fake",
+    .open = sense_open,
+    .attach = sense_attach,
+    .read = sense_read,
+    .detach = sense_detach,
+    .close = sense_close,
 };
 
 /* ---- a policy that puts each pid where a table says ----------------------- */
@@ -136,7 +145,9 @@ static int policy_place(const struct corun_snapshot *snap, struct corun_plan *pl
 }
 
 static const struct corun_policy fake_policy = {
-    .name = "table", .summary = "test", .place = policy_place,
+    .name = "table",
+    .summary = "test",
+    .place = policy_place,
 };
 
 /* ---- helpers ---------------------------------------------------------------- */

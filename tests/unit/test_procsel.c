@@ -76,8 +76,7 @@ static void test_comm_glob(void **state)
 static void test_kernel_threads_and_self_never(void **state)
 {
     const char *all[] = {"*"};
-    struct corun_procsel_opts o = {.comms = all, .ncomms = 1, .self = 105,
-                                   .include_pinned = true};
+    struct corun_procsel_opts o = {.comms = all, .ncomms = 1, .self = 105, .include_pinned = true};
 
     /* 2, 3 (PF_KTHREAD) and 50 (ppid 2, empty cmdline) are kernel threads;
      * 105 is corun. */
@@ -148,8 +147,8 @@ static void test_pinned(void **state)
 static void test_all_reports_verdicts(void **state)
 {
     const char *sleep_[] = {"sleep"};
-    struct corun_procsel_opts o = {.comms = sleep_, .ncomms = 1, .self = 105,
-                                   .root = fixture("proc-root")};
+    struct corun_procsel_opts o = {
+        .comms = sleep_, .ncomms = 1, .self = 105, .root = fixture("proc-root")};
     struct corun_procsel *s = NULL;
     struct corun_proc_info *v = NULL;
     size_t n = 0;
@@ -267,7 +266,6 @@ static void test_min_cpu_over_interval(void **state)
     snprintf(path, sizeof(path), "rm -rf '%s'", root);
     assert_int_equal(system(path), 0);
 }
-
 
 /* ---- the live root: the cheap revisit of known processes -------------------- */
 
