@@ -25,65 +25,9 @@
 #include "common/internal.h"
 #include "common/sys.h"
 #include "corun/procsel.h"
+#include "procsel/procsel-internal.h"
 
 #define PF_KTHREAD_FLAG 0x00200000u
-
-/*
- * What the selector remembers of a process between scans, so that a known
- * process costs one small read per scan instead of four: its last judgement,
- * a descriptor kept open on the file its CPU time is read from (a kept
- * /proc/PID descriptor also guards against pid reuse: it fails with ESRCH once
- * the process is gone), and its cgroup for the pinning check. Every
- * @recheck scans (staggered by pid) it is judged again in full, so that
- * changes of command name, uid or cgroup are seen. Kept sorted by pid.
- */
-struct tracked {
-    pid_t pid;
-    uint64_t start_ticks;
-    int fd;       /* kept CPU-time file; -1 none */
-    bool fd_stat; /* the file is stat (all threads), else schedstat */
-    bool have_cpu;
-    uint64_t cpu_ns;                 /* cumulative CPU time at the last scan */
-    char *cg;                        /* its cpuset's key (cgroup_key), for the pinning check */
-    enum corun_procsel_verdict base; /* verdict of the name/uid/cgroup rules alone */
-    struct corun_proc_info info;     /* the last judgement */
-};
-
-/* One cgroup's allowed CPUs, cached for the length of one scan. */
-struct cg_cache {
-    char *path;
-    struct corun_cpuset cpus;
-    bool known;
-};
-
-struct corun_procsel {
-    int rootfd;
-    char **comms;
-    unsigned ncomms;
-    uid_t *uids;
-    unsigned nuids;
-    char **cgroups;
-    unsigned ncgroups;
-    double min_cpu_percent;
-    bool include_pinned;
-    pid_t self;
-    bool (*is_ours)(void *user, pid_t pid, uint64_t start_ticks,
-                    const struct corun_cpuset *allowed);
-    void *user;
-    long clk_tck;
-
-    bool live;        /* the root is "/": the syscall fast paths apply */
-    unsigned recheck; /* full judgement every this many scans */
-    unsigned scan_no;
-    cpu_set_t *mask; /* for sched_getaffinity, mask_ncpus CPUs */
-    size_t mask_ncpus;
-    struct tracked *prev; /* sorted by pid */
-    size_t nprev;
-    uint64_t prev_ns;
-
-    struct cg_cache *cg;
-    size_t ncg, cap_cg;
-};
 
 const char *corun_procsel_verdict_name(enum corun_procsel_verdict v)
 {
@@ -194,20 +138,11 @@ static void tracked_release(struct tracked *t)
     t->cg = NULL;
 }
 
-static void cg_cache_reset(struct corun_procsel *s)
-{
-    for (size_t i = 0; i < s->ncg; i++) {
-        free(s->cg[i].path);
-        corun_cpuset_release(&s->cg[i].cpus);
-    }
-    s->ncg = 0;
-}
-
 void corun_procsel_close(struct corun_procsel *s)
 {
     if (!s)
         return;
-    cg_cache_reset(s);
+    corun__procsel_cg_reset(s);
     free(s->cg);
     if (s->mask)
         CPU_FREE(s->mask);
@@ -325,164 +260,6 @@ static int read_cgroups(struct corun_procsel *s, pid_t pid, char **out)
     snprintf(path, sizeof(path), "proc/%d/cgroup", (int)pid);
     err = corun__read_alloc(s->rootfd, path, out, NULL);
     return err == -ENOENT ? -ESRCH : err;
-}
-
-/* @path is @rule or below it (whole components). */
-static bool under(const char *path, const char *rule)
-{
-    size_t n = strlen(rule);
-
-    if (!strcmp(rule, "/"))
-        return true;
-    return !strncmp(path, rule, n) && (path[n] == '\0' || path[n] == '/');
-}
-
-/* Any hierarchy's path in the /proc/PID/cgroup text @cg matches a rule. */
-static bool cgroup_matches(struct corun_procsel *s, const char *cg)
-{
-    const char *line = cg;
-
-    while (line && *line) {
-        const char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        const char *nl = strchr(line, '\n');
-        char path[1024];
-        size_t len;
-
-        if (c2 && (!nl || c2 < nl)) {
-            len = (size_t)((nl ? nl : c2 + 1 + strlen(c2 + 1)) - (c2 + 1));
-            if (len < sizeof(path)) {
-                memcpy(path, c2 + 1, len);
-                path[len] = '\0';
-                for (unsigned i = 0; i < s->ncgroups; i++)
-                    if (under(path, s->cgroups[i]))
-                        return true;
-            }
-        }
-        line = nl ? nl + 1 : NULL;
-    }
-    return false;
-}
-
-/* The path of hierarchy @which ("cpuset" for v1, "" for v2) in @cg, copied
- * into @out; false when absent. */
-static bool cgroup_path(const char *cg, const char *which, char *out, size_t len)
-{
-    const char *line = cg;
-    size_t wl = strlen(which);
-
-    while (line && *line) {
-        const char *c1 = strchr(line, ':'), *nl = strchr(line, '\n');
-        const char *ctl = c1 ? c1 + 1 : NULL, *c2 = ctl ? strchr(ctl, ':') : NULL;
-
-        if (c2 && (!nl || c2 < nl)) {
-            bool hit = false;
-
-            if (!wl) {
-                hit = c2 == ctl;
-            } else {
-                /* v1 lines may list several controllers: "3:cpu,cpuacct:/x". */
-                for (const char *p = ctl; p < c2;) {
-                    const char *comma = memchr(p, ',', (size_t)(c2 - p));
-                    const char *e = comma ? comma : c2;
-
-                    if ((size_t)(e - p) == wl && !strncmp(p, which, wl))
-                        hit = true;
-                    p = e + 1;
-                }
-            }
-            if (hit) {
-                size_t n = (size_t)((nl ? nl : c2 + 1 + strlen(c2 + 1)) - (c2 + 1));
-
-                if (n >= len)
-                    return false;
-                memcpy(out, c2 + 1, n);
-                out[n] = '\0';
-                return true;
-            }
-        }
-        line = nl ? nl + 1 : NULL;
-    }
-    return false;
-}
-
-/* Tries to read a CPU list file below the root into @set. */
-static bool read_cpulist(struct corun_procsel *s, const char *path, struct corun_cpuset *set)
-{
-    char buf[4096];
-
-    if (corun__read_text(s->rootfd, path, buf, sizeof(buf)) < 0)
-        return false;
-    corun__rstrip(buf);
-    /* An empty effective list (a v2 cgroup without the controller) says
-     * nothing: look further. */
-    return buf[0] && corun_cpuset_parse(set, buf, NULL) == 0;
-}
-
-/*
- * The CPUs the process's cgroup allows: the v1 cpuset hierarchy where the
- * process is in one, else the v2 cgroup's cpuset.cpus.effective (at
- * /sys/fs/cgroup or at the hybrid mount /sys/fs/cgroup/unified), else the
- * online CPUs. Cached per cgroup for the scan. NULL on allocation failure.
- */
-static void cgroup_key(const char *cg, char *key, size_t len)
-{
-    char cgpath[1024];
-
-    if (cgroup_path(cg, "cpuset", cgpath, sizeof(cgpath)))
-        snprintf(key, len, "1:%s", cgpath);
-    else if (cgroup_path(cg, "", cgpath, sizeof(cgpath)))
-        snprintf(key, len, "2:%s", cgpath);
-    else
-        snprintf(key, len, "0:");
-}
-
-/* @key is what cgroup_key() made: "1:" v1 cpuset path, "2:" v2 path, "0:". */
-static const struct corun_cpuset *cgroup_cpus(struct corun_procsel *s, const char *key)
-{
-    const char *cgpath = key + 2;
-    char path[1200];
-    struct cg_cache *c;
-    bool ok = false;
-
-    for (size_t i = 0; i < s->ncg; i++)
-        if (!strcmp(s->cg[i].path, key))
-            return &s->cg[i].cpus;
-    if (s->ncg == s->cap_cg) {
-        size_t cap = s->cap_cg ? s->cap_cg * 2 : 8;
-        struct cg_cache *n = realloc(s->cg, cap * sizeof(*n));
-
-        if (!n)
-            return NULL;
-        s->cg = n;
-        s->cap_cg = cap;
-    }
-    c = &s->cg[s->ncg];
-    memset(c, 0, sizeof(*c));
-    c->path = strdup(key);
-    if (!c->path || corun_cpuset_init(&c->cpus, 64)) {
-        free(c->path);
-        return NULL;
-    }
-    if (key[0] == '1') {
-        snprintf(path, sizeof(path), "sys/fs/cgroup/cpuset%s/cpuset.effective_cpus", cgpath);
-        ok = read_cpulist(s, path, &c->cpus);
-        if (!ok) {
-            snprintf(path, sizeof(path), "sys/fs/cgroup/cpuset%s/cpuset.cpus", cgpath);
-            ok = read_cpulist(s, path, &c->cpus);
-        }
-    } else if (key[0] == '2') {
-        snprintf(path, sizeof(path), "sys/fs/cgroup%s/cpuset.cpus.effective", cgpath);
-        ok = read_cpulist(s, path, &c->cpus);
-        if (!ok) {
-            snprintf(path, sizeof(path), "sys/fs/cgroup/unified%s/cpuset.cpus.effective", cgpath);
-            ok = read_cpulist(s, path, &c->cpus);
-        }
-    }
-    if (!ok)
-        ok = read_cpulist(s, "sys/devices/system/cpu/online", &c->cpus);
-    c->known = ok;
-    s->ncg++;
-    return &c->cpus;
 }
 
 /* The entry for @pid in the previous scan, or NULL. */
@@ -613,7 +390,7 @@ static enum corun_procsel_verdict combine(struct corun_procsel *s, struct tracke
 static int narrower(struct corun_procsel *s, const char *cgkey, const struct corun_cpuset *allowed,
                     bool *pinned)
 {
-    const struct corun_cpuset *cgcpus = cgroup_cpus(s, cgkey);
+    const struct corun_cpuset *cgcpus = corun__procsel_cgroup_cpus(s, cgkey);
     struct corun_cpuset both = {0};
 
     *pinned = false;
@@ -703,9 +480,9 @@ static int judge(struct corun_procsel *s, struct tracked *t, uint64_t dt_ns, boo
     err = read_cgroups(s, pid, &cg);
     if (err)
         goto out_release;
-    if (s->ncgroups && t->base == CORUN_PROCSEL_SELECTED && !cgroup_matches(s, cg))
+    if (s->ncgroups && t->base == CORUN_PROCSEL_SELECTED && !corun__procsel_cgroup_matches(s, cg))
         t->base = CORUN_PROCSEL_NO_MATCH;
-    cgroup_key(cg, key, sizeof(key));
+    corun__procsel_cgroup_key(cg, key, sizeof(key));
     free(t->cg);
     t->cg = strdup(key);
     if (!t->cg) {
@@ -825,7 +602,7 @@ int corun_procsel_read_one(struct corun_procsel *s, pid_t pid, struct corun_proc
     err = judge(s, &t, 0, true);
     s->min_cpu_percent = saved;
     tracked_release(&t);
-    cg_cache_reset(s);
+    corun__procsel_cg_reset(s);
     if (err)
         return err;
     *out = t.info;
@@ -934,7 +711,7 @@ int corun_procsel_scan(struct corun_procsel *s, uint64_t now_ns, bool all,
 out_free:
     for (size_t i = 0; i < ncur; i++)
         tracked_release(&cur[i]);
-    cg_cache_reset(s);
+    corun__procsel_cg_reset(s);
     closedir(dir);
     free(cur);
     free(v);
