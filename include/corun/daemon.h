@@ -106,6 +106,7 @@ struct corun_daemon_parts {
     const struct corun_act_ops *act;
     const struct corun_policy *policy;
     const char *observe_only_why; /* why a part is missing, for status */
+    char sensor_why[160];         /* why there is no sensor, when @sense is NULL */
 };
 
 struct corun_daemon;

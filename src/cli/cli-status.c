@@ -74,6 +74,7 @@ static void print_human(const struct jv *root)
     const struct jv *migs = jv_get(root, "migrations");
     const char *mode = jv_str(jv_get(dm, "mode")), *why = jv_str(jv_get(dm, "observe_only_why"));
     double hidden = jv_num(jv_get(root, "hidden"));
+    const struct jv *miss;
 
     printf("corun daemon %s (pid %.0f): %s", jv_str(jv_get(dm, "version")) ?: "?",
            jv_num(jv_get(dm, "pid")), mode ? mode : "?");
@@ -84,6 +85,18 @@ static void print_human(const struct jv *root)
            jv_str(jv_get(dm, "sensor")) ?: "none (CPU use from /proc)",
            jv_num(jv_get(dm, "interval_s")), jv_num(jv_get(dm, "ticks")),
            jv_num(jv_get(dm, "migrations_total")));
+    miss = jv_get(dm, "counters_missing");
+    /* Consecutive counters missing for the same reason share one line. */
+    for (size_t i = 0; miss && miss->type == JV_OBJ && i < miss->n;) {
+        const char *r = jv_str(&miss->items[i]) ?: "?";
+        size_t j = i;
+
+        printf("  missing: ");
+        for (; j < miss->n && !strcmp(jv_str(&miss->items[j]) ?: "?", r); j++)
+            printf("%s%s", j > i ? ", " : "", miss->keys[j]);
+        printf(": %s\n", r);
+        i = j;
+    }
     printf("\nmanaged processes: %zu", procs ? procs->n : 0);
     if (hidden > 0)
         printf(" (and %.0f of other users, not shown)", hidden);

@@ -65,6 +65,7 @@ struct corun_daemon {
     void *act_state;
     const struct corun_policy *policy;
     char observe_why[256]; /* empty: placing */
+    char sensor_why[160];  /* why there is no sensor */
     bool paused;
 
     struct managed *procs; /* sorted by pid */

@@ -55,15 +55,15 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
 {
     struct corun_topo_opts to = {.source = CORUN_TOPO_SYSTEM};
     struct corun_act_opts ao = {.journal_dir = cfg->journal_dir, .root = cfg->root};
-    char swhy[160] = "", w[160] = "";
+    char w[160] = "";
     int err;
 
     memset(parts, 0, sizeof(*parts));
     *topo_out = NULL;
     why[0] = '\0';
-    parts->sense = pick_sensor(cfg->sensor, swhy, sizeof(swhy));
+    parts->sense = pick_sensor(cfg->sensor, parts->sensor_why, sizeof(parts->sensor_why));
     if (!parts->sense)
-        corun__info("daemon: no sensor (%s): CPU use from /proc only", swhy);
+        corun__info("daemon: no sensor (%s): CPU use from /proc only", parts->sensor_why);
 
     /* An unknown policy is the user's mistake, but only when this build has
      * policies at all. */

@@ -161,6 +161,8 @@ int corun_daemon_open(const struct corun_daemon_config *cfg, const struct corun_
         goto out_hist;
     d->topo = parts->topo;
     d->policy = parts->policy;
+    snprintf(d->sensor_why, sizeof(d->sensor_why), "%s",
+             parts->sensor_why[0] ? parts->sensor_why : "no sensor given");
     if (parts->sense) {
         /* Only what the profile uses: every preset more is a descriptor per
          * process, and the per-thread /proc reads are the dearest. */
@@ -174,6 +176,8 @@ int corun_daemon_open(const struct corun_daemon_config *cfg, const struct corun_
         d->sense = parts->sense;
         if (d->sense->open(&o, &d->sense_state) != 0) {
             corun__warn("daemon: %s sensor would not open; CPU use only", d->sense->name);
+            snprintf(d->sensor_why, sizeof(d->sensor_why), "%s sensor would not open",
+                     d->sense->name);
             d->sense = NULL;
             d->sense_state = NULL;
         }
@@ -296,6 +300,30 @@ static void status_process(const struct corun_daemon *d, const struct managed *m
     corun_ctl_buf_printf(b, "}");
 }
 
+/* "counters_missing": each counter the profile uses that this machine does
+ * not give, with the sensor's reason; every one of them without a sensor. */
+static void counters_missing(const struct corun_daemon *d, struct corun_ctl_buf *b)
+{
+    static const enum corun_event used[] = {CORUN_EV_INSTRUCTIONS, CORUN_EV_CYCLES,
+                                            CORUN_EV_REF_CYCLES,   CORUN_EV_LLC_REFERENCES,
+                                            CORUN_EV_LLC_MISSES,   CORUN_EV_TASK_CLOCK_NS};
+    bool first = true;
+
+    corun_ctl_buf_printf(b, "\"counters_missing\": {");
+    for (size_t i = 0; i < CORUN_ARRAY_SIZE(used); i++) {
+        const char *why = !d->sense                ? d->sensor_why
+                          : d->sense->why_missing ? d->sense->why_missing(d->sense_state, used[i])
+                                                  : NULL;
+
+        if (!why)
+            continue;
+        corun_ctl_buf_printf(b, "%s\"%s\": ", first ? "" : ", ", corun_event_name(used[i]));
+        corun_ctl_buf_jstr(b, why);
+        first = false;
+    }
+    corun_ctl_buf_printf(b, "}");
+}
+
 static void status(struct corun_daemon *d, const struct corun_ctl_peer *peer,
                    struct corun_ctl_buf *b)
 {
@@ -318,7 +346,8 @@ static void status(struct corun_daemon *d, const struct corun_ctl_peer *peer,
     kv_num(b, "migrations_total", (double)d->migrations_total, true);
     kv_num(b, "errors_esrch", (double)d->err_esrch, true);
     kv_num(b, "errors_eperm", (double)d->err_eperm, true);
-    kv_num(b, "tick_cpu_ms", (double)d->tick_cost_ns / 1e6, false);
+    kv_num(b, "tick_cpu_ms", (double)d->tick_cost_ns / 1e6, true);
+    counters_missing(d, b);
     corun_ctl_buf_printf(b, "}, \"you\": {");
     kv_num(b, "uid", peer->uid, true);
     corun_ctl_buf_printf(b, "\"admin\": %s}, \"processes\": [", peer->admin ? "true" : "false");
