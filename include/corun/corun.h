@@ -12,6 +12,8 @@
 #include <corun/act.h>
 #include <corun/policy.h>
 #include <corun/platform.h>
+#include <corun/thp.h>
+#include <corun/wait.h>
 #include <corun/procsel.h>
 #include <corun/ctl.h>
 #include <corun/daemon.h>

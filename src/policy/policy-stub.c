@@ -1,14 +1,22 @@
 /*
  * policy-stub.c — STUB: remove when policy lands.
  *
- * The registry of corun/policy.h is empty until the policy box (branch
- * `policy`) is merged: the daemon then says "no placement policy built" and
- * runs observe-only.
+ * The registry of include/corun/policy.h with no policy in it, so that the
+ * simulator links and `corun sim --policy all` runs the references alone
+ * until the policy box is merged.
  */
 #include <stddef.h>
+#include <string.h>
 
-#include "common/internal.h"
 #include "corun/policy.h"
+
+const char *corun_class_name(enum corun_class c)
+{
+    static const char *const names[CORUN_NCLASSES] = {"compute", "sheep", "rabbit", "chasing",
+                                                      "streaming"};
+
+    return (unsigned)c < CORUN_NCLASSES ? names[c] : "unknown";
+}
 
 const struct corun_policy *corun_policy_find(const char *name)
 {
@@ -20,11 +28,4 @@ const struct corun_policy *corun_policy_at(unsigned i)
 {
     (void)i;
     return NULL;
-}
-
-const char *corun_class_name(enum corun_class c)
-{
-    static const char *const names[] = {"compute", "sheep", "rabbit", "chasing", "streaming"};
-
-    return c >= 0 && c < CORUN_NCLASSES ? names[c] : "unknown";
 }
