@@ -23,6 +23,7 @@
 
 #include "common/internal.h"
 #include "common/sys.h"
+#include "corun/model.h"
 #include "daemon/daemon-internal.h"
 
 /* ---- wiring ----------------------------------------------------------------- */
@@ -98,21 +99,6 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
 
 /* ---- profiles --------------------------------------------------------------- */
 
-/* The change of @ev between two samples, or NaN when either lacks it. */
-static double delta(const struct corun_sample *a, const struct corun_sample *b, enum corun_event ev)
-{
-    uint64_t bit = CORUN_EV_BIT(ev);
-
-    if (!(a->valid & bit) || !(b->valid & bit) || b->value[ev] < a->value[ev])
-        return NAN;
-    return (double)(b->value[ev] - a->value[ev]);
-}
-
-static double ratio(double num, double den)
-{
-    return isnan(num) || isnan(den) || den <= 0 ? NAN : num / den;
-}
-
 /*
  * A coarse class from what the counters say, after Xie and Loh's animal
  * classes; UNKNOWN without instructions and LLC misses (no PMU). The engine's
@@ -141,19 +127,20 @@ static void profile_from(struct managed *m, const struct corun_sample *s, unsign
      * process, whether or not its counters were read this tick. */
     p->cpu_util = isnan(m->cpu_percent) ? NAN : m->cpu_percent / 100;
     if (s && m->have_prev) {
-        const struct corun_sample *a = &m->prev;
-        double instr = delta(a, s, CORUN_EV_INSTRUCTIONS);
+        struct corun_sample dlt;
+        struct corun_metrics mt;
 
         /* Counts are cumulative, so the rates hold across the idle ticks on
-         * which the sensor was not read. */
-        p->ipc = ratio(instr, delta(a, s, CORUN_EV_CYCLES));
-        p->freq_ratio = ratio(delta(a, s, CORUN_EV_CYCLES), delta(a, s, CORUN_EV_REF_CYCLES));
-        p->llc_mpki = ratio(delta(a, s, CORUN_EV_LLC_MISSES) * 1000, instr);
-        p->llc_miss_ratio =
-            ratio(delta(a, s, CORUN_EV_LLC_MISSES), delta(a, s, CORUN_EV_LLC_REFERENCES));
+         * which the sensor was not read. The model box defines the metrics. */
+        corun_sample_delta(&m->prev, s, &dlt);
+        corun_metrics_compute(&dlt, s->t_ns > m->prev.t_ns ? s->t_ns - m->prev.t_ns : 0, &mt);
+        p->ipc = mt.v[CORUN_M_IPC];
+        p->freq_ratio = mt.v[CORUN_M_FREQ_RATIO];
+        p->llc_mpki = mt.v[CORUN_M_LLC_MPKI];
+        p->llc_miss_ratio = mt.v[CORUN_M_LLC_MISS_RATIO];
         p->mem_bw_bps = NAN; /* no preset counts memory traffic per task */
-        if (isnan(p->cpu_util) && s->t_ns > a->t_ns)
-            p->cpu_util = ratio(delta(a, s, CORUN_EV_TASK_CLOCK_NS), (double)(s->t_ns - a->t_ns));
+        if (isnan(p->cpu_util))
+            p->cpu_util = mt.v[CORUN_M_CPU_UTILIZATION];
     } else if (!m->have_prev) {
         p->ipc = p->freq_ratio = p->llc_mpki = p->llc_miss_ratio = p->mem_bw_bps = NAN;
     }
