@@ -14,5 +14,8 @@
 #include <corun/platform.h>
 #include <corun/thp.h>
 #include <corun/wait.h>
+#include <corun/procsel.h>
+#include <corun/ctl.h>
+#include <corun/daemon.h>
 
 #endif
