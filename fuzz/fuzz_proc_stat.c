@@ -45,8 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int k = 0; k < 8; k++)
         v[k] = draw(data, size, (uint64_t)k);
     snprintf(line, sizeof(line),
-             "4242 (%s) S 1 4242 4242 34816 -1 4194560 %" PRIu64 " %" PRIu64 " %" PRIu64
-             " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+             "4242 (%s) S 1 4242 4242 34816 -1 4194560 %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+             " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
              " 20 0 1 0 8412 8220672 576 18446744073709551615 94 95 140 0 0 0 0 0 0 0 0 0 17 "
              "1 0 0 0 0 0 94 95 96 140 141 141 142 0\n",
              comm, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);

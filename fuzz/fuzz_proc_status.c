@@ -20,8 +20,8 @@
 #define CAP_PERFMON_BIT   38
 #define CAP_SYS_ADMIN_BIT 21
 
-static const char *const keys[] = {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:",
-                                   "CapEff:"};
+static const char *const keys[] = {
+    "voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:", "CapEff:"};
 
 static uint64_t draw(const uint8_t *data, size_t size, uint64_t k)
 {
@@ -74,8 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         d += sprintf(d, "%s\n", line);
     }
-    sprintf(d, "CapEff:\t%016" PRIx64 "\nvoluntary_ctxt_switches:\t%" PRIu64
-               "\nnonvoluntary_ctxt_switches:\t%" PRIu64 "\n",
+    sprintf(d,
+            "CapEff:\t%016" PRIx64 "\nvoluntary_ctxt_switches:\t%" PRIu64
+            "\nnonvoluntary_ctxt_switches:\t%" PRIu64 "\n",
             eff, vol, invol);
     if (corun__proc_status_field(doc, keys[0]) != vol ||
         corun__proc_status_field(doc, keys[1]) != invol)

@@ -47,7 +47,7 @@ static void check_task(const struct corun_sim_task *t)
         abort();
     for (unsigned i = 0; i < t->nphases; i++) {
         const struct corun_sim_phase *p = &t->phase[i];
-        const double v[] = {p->cpi_core, p->u_disp, p->mpki_max, p->mpki_min, p->ws_mb,
+        const double v[] = {p->cpi_core, p->u_disp, p->mpki_max,    p->mpki_min,  p->ws_mb,
                             p->mlp,      p->pf,     p->smt_penalty, p->duration_s};
 
         for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
