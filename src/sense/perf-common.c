@@ -103,7 +103,11 @@ void corun__perf_env_parse(struct corun__perf_env *env, const char *paranoid, co
     env->cap_sys_admin = false;
     if (paranoid)
         env->paranoid = atoi(paranoid);
-    if (status && (p = strstr(status, "CapEff:"))) {
+    /* At the start of a line only: the Name: line above it is the command
+     * name, which whoever runs corun chooses. */
+    for (p = status; p && strncmp(p, "CapEff:", 7); p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        ;
+    if (p) {
         unsigned long long eff = strtoull(p + 7, NULL, 16);
 
         env->cap_perfmon = eff & (1ull << CAP_PERFMON_BIT);
@@ -118,7 +122,8 @@ void corun__perf_env_read(int rootfd, struct corun__perf_env *env)
     bool have_p, have_s;
 
     memset(env, 0, sizeof(*env));
-    have_p = corun__read_text(rootfd, "proc/sys/kernel/perf_event_paranoid", pbuf, sizeof(pbuf)) > 0;
+    have_p =
+        corun__read_text(rootfd, "proc/sys/kernel/perf_event_paranoid", pbuf, sizeof(pbuf)) > 0;
     have_s = corun__read_text(rootfd, "proc/self/status", sbuf, sizeof(sbuf)) > 0;
     corun__perf_env_parse(env, have_p ? pbuf : NULL, have_s ? sbuf : NULL);
     scan_core_pmus(rootfd, env);

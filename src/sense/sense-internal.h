@@ -41,8 +41,9 @@ void corun__perf_env_read(int rootfd, struct corun__perf_env *env);
  * The parsing half of corun__perf_env_read(): @paranoid is the text of
  * /proc/sys/kernel/perf_event_paranoid and @status that of /proc/self/status
  * (NUL-terminated; NULL when unreadable). Sets env->paranoid (-100 without
- * @paranoid), cap_perfmon and cap_sys_admin (from the CapEff line) and
- * exclude_kernel; leaves the PMU fields alone. Exposed for the fuzz target.
+ * @paranoid), cap_perfmon and cap_sys_admin (from the line that starts
+ * "CapEff:") and exclude_kernel; leaves the PMU fields alone. Exposed for the
+ * fuzz target.
  */
 void corun__perf_env_parse(struct corun__perf_env *env, const char *paranoid, const char *status);
 
