@@ -135,6 +135,7 @@ struct corun__tidtab {
     struct corun__tid_stat *t;
     unsigned n, cap;
     bool want_ctxsw; /* also read status for context switches */
+    bool ctxsw_lost; /* a live thread's status could not be read: the sum is missing */
     uint64_t base_delay, base_ctxsw;
 };
 

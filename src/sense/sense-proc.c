@@ -76,7 +76,7 @@ int corun__proc_schedstat_parse(const char *buf, uint64_t *run_ns, uint64_t *del
 /* Reads one thread; -ENOENT when it is gone (not an error for the table). */
 static int read_tid(struct corun__tidtab *tab, int rootfd, pid_t pid, pid_t tid)
 {
-    char path[96], buf[2048];
+    char path[96], buf[8192];
     uint64_t run, delay;
     struct corun__tid_stat *st;
     ssize_t n;
@@ -97,12 +97,17 @@ static int read_tid(struct corun__tidtab *tab, int rootfd, pid_t pid, pid_t tid)
         st->delay_ns = delay;
     if (tab->want_ctxsw) {
         snprintf(path, sizeof(path), "proc/%d/task/%d/status", (int)pid, (int)tid);
-        if (corun__read_text(rootfd, path, buf, sizeof(buf)) > 0) {
+        n = corun__read_text(rootfd, path, buf, sizeof(buf));
+        if (n > 0) {
             uint64_t c = corun__proc_status_field(buf, "voluntary_ctxt_switches:") +
                          corun__proc_status_field(buf, "nonvoluntary_ctxt_switches:");
 
             if (c > st->ctxsw)
                 st->ctxsw = c;
+        } else if (n != -ENOENT && n != -ESRCH) {
+            /* Not a thread that just exited: the sum would silently lack its
+             * switches (a status file past the buffer, say), so it is missing. */
+            tab->ctxsw_lost = true;
         }
     }
     return 0;
@@ -414,7 +419,7 @@ static int proc_read(void *state, int handle, struct corun_sample *out)
                 out->value[CORUN_EV_RUN_DELAY_NS] = corun__tidtab_delay(&t->tab);
                 out->valid |= CORUN_EV_BIT(CORUN_EV_RUN_DELAY_NS);
             }
-            if (st->from_proc & CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES)) {
+            if ((st->from_proc & CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES)) && !t->tab.ctxsw_lost) {
                 out->value[CORUN_EV_CONTEXT_SWITCHES] = corun__tidtab_ctxsw(&t->tab);
                 out->valid |= CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES);
             }
