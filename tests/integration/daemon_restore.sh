@@ -1,9 +1,7 @@
 # Nothing lost: processes the daemon placed get their original affinity back
 # on SIGTERM, and after kill -9 once a new daemon starts (it reconciles the
 # journal first) or `corun restore` replays it. Masks are read from
-# /proc/PID/status, not from the daemon's word. Until the act box is merged
-# the daemon runs observe-only: the test then checks that it changed
-# nothing, and says it skipped the rest.
+# /proc/PID/status, not from the daemon's word.
 . "$(dirname "$0")/daemon-lib.bash"
 prog "${tag}r" busy
 spawn_busy "${tag}r"; a=$last
@@ -19,13 +17,7 @@ start_daemon --comm "${tag}r"
 wait_for "$a listed" listed "$a"
 wait_for "$b listed" listed "$b"
 if observe_only; then
-  why=$(status_json | sed -nE 's/.*"observe_only_why": "(.*)",?$/\1/p')
-  t0=$(ticks); wait_for "three more ticks" ticks_above $((t0 + 2))
-  stop_daemon TERM
-  expect_eq "daemon exit on SIGTERM" "$drc" 0
-  expect_eq "observe-only left $a alone" "$(allowed "$a")" "$orig_a"
-  expect_eq "observe-only left $b alone" "$(allowed "$b")" "$orig_b"
-  echo "SKIP: the daemon runs observe-only ($why): restore after SIGTERM and kill -9 not exercised"
+  fail "the daemon runs observe-only: $(status_json | sed -nE 's/.*"observe_only_why": "(.*)",?$/\1/p')"
   finish; exit
 fi
 
@@ -49,14 +41,13 @@ start_daemon --comm "nothing-$tag"
 wait_for "a restart restores the journal" restored
 stop_daemon TERM
 
-# 3. kill -9, then `corun restore` by hand, where this build has it.
-if "$CORUN" help restore > "$tmp/restore-usage" 2>&1 && grep -q -- "--journal-dir" "$tmp/restore-usage"; then
-  start_daemon --comm "${tag}r"
-  wait_for "a placement" any_placed
-  stop_daemon KILL
-  "$CORUN" restore --journal-dir "$journal" > /dev/null; expect_eq "corun restore exit" $? 0
-  restored && ok || fail "corun restore left $a with $(allowed "$a"), $b with $(allowed "$b")"
-else
-  echo "SKIP: corun restore --journal-dir is not in this build"
-fi
+# 3. kill -9, then `corun restore --journal-dir` by hand.
+start_daemon --comm "${tag}r"
+wait_for "a placement" any_placed
+stop_daemon KILL
+restored && fail "kill -9 restored: the test proves nothing" || ok
+"$CORUN" restore --journal-dir "$journal" > "$tmp/restore.out"; expect_eq "corun restore exit" $? 0
+restored && ok || fail "corun restore left $a with $(allowed "$a"), $b with $(allowed "$b")"
+grep -Eq "^[1-9][0-9]* restored" "$tmp/restore.out" && ok || fail "restore report: $(cat "$tmp/restore.out")"
+expect_eq "journal empty after restore" "$(ls "$journal" 2> /dev/null | wc -l)" 0
 finish
