@@ -72,7 +72,7 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
     parts->policy = corun_policy_find(cfg->policy);
     if (!parts->policy && !strcmp(cfg->policy, "corun") &&
         (parts->policy = corun_policy_find("spread")))
-        corun__info("daemon: policy 'corun' is not in this build: placing with 'spread'");
+        corun__warn("daemon: policy 'corun' is not in this build: placing with 'spread'");
     if (!parts->policy) {
         snprintf(why, len, "unknown policy '%s'", cfg->policy);
         return -ENOENT;

@@ -52,6 +52,13 @@ grep -q "unknown policy 'no-such-policy'" "$tmp/e" && ok || fail "unknown policy
 prog "${tag}d"; spawn "${tag}d"
 start_daemon --comm "${tag}d"
 expect_placing
+pol=$(status_json | sed -nE 's/^    "policy": "(.*)",?$/\1/p')
+case $pol in
+  corun) ok ;;
+  spread) grep -q "policy 'corun' is not in this build: placing with 'spread'" "$tmp/daemon.err" && ok ||
+            fail "fell back to spread without saying so: $(cat "$tmp/daemon.err")" ;;
+  *) fail "default policy: '$pol'" ;;
+esac
 stop_daemon TERM
 
 # A good file with command-line overrides: the command line wins.
