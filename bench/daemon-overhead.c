@@ -8,11 +8,20 @@
  * daemon's own CPU time (utime + stime from /proc/PID/stat) over the
  * measurement window. Goal: under 1% of one CPU at 1000 processes.
  *
+ * The daemon places (it says "placing" in its status; the table shows the
+ * mode it ran in), moving at most --max-migrations processes per tick (the
+ * daemon's default, 2, unless given): with the default the window falls in
+ * the phase where it is still spreading the population, a few moves (each a
+ * journal write with fsync) per tick. --settle first waits until every
+ * process is placed, to measure the steady state instead (use it with a
+ * large --max-migrations). The table gives the processes placed at the end
+ * of the window and the migrations made during it.
+ *
  * Populations that do not fit under RLIMIT_NPROC or pid_max are skipped with
  * the reason. Prints a table, then one JSON line.
  *
  * usage: daemon-overhead [--counts 100,1000,5000] [--busy N] [--seconds S]
- *                        [--interval S] [--corun PATH]
+ *                        [--interval S] [--max-migrations N] [--settle] [--corun PATH]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +47,16 @@ struct result {
     double seconds;
     double cpu_s;
     double percent;
+    char mode[24];   /* the daemon's mode: "placing", "observe-only" */
+    long placed;     /* processes on a CPU of the daemon's choice, at the end */
+    long migrations; /* moves during the window */
     const char *skipped;
+};
+
+/* What the benchmark reads from the daemon's status. */
+struct dstatus {
+    long managed, placed, migrations;
+    char mode[24];
 };
 
 static double now_s(void)
@@ -87,24 +105,43 @@ static pid_t spawn_child(bool busy)
         pause();
 }
 
-/* The daemon's "managed" count from its status, or -1. */
-static long managed(const char *sock)
+/* The number after "@key": in @text, or -1. */
+static long field(const char *text, const char *key)
 {
-    char *resp = NULL, *p;
-    long n = -1;
+    const char *p = strstr(text, key);
 
-    if (corun_ctl_call(sock, "{\"cmd\": \"status\"}", 2000, &resp) == 0) {
-        p = strstr(resp, "\"managed\": ");
+    return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/* The daemon's counts from its status; managed -1 when it did not answer. */
+static struct dstatus query(const char *sock)
+{
+    struct dstatus st = {.managed = -1, .placed = 0, .migrations = -1, .mode = "?"};
+    char *resp = NULL, *p;
+
+    if (corun_ctl_call(sock, "{\"cmd\": \"status\"}", 5000, &resp) == 0) {
+        st.managed = field(resp, "\"managed\": ");
+        st.migrations = field(resp, "\"migrations_total\": ");
+        p = strstr(resp, "\"mode\": \"");
         if (p)
-            n = strtol(p + 11, NULL, 10);
+            sscanf(p + 9, "%23[^\"]", st.mode);
+        /* "placed_cpu": null for the kernel's choice, a number when placed. */
+        for (p = resp; (p = strstr(p, "\"placed_cpu\": ")); p += 14)
+            st.placed += p[14] >= '0' && p[14] <= '9';
     }
     free(resp);
-    return n;
+    return st;
+}
+
+static long managed(const char *sock)
+{
+    return query(sock).managed;
 }
 
 static void run_one(const char *corun, unsigned n, unsigned busy, double seconds,
-                    const char *interval, struct result *r)
+                    const char *interval, const char *max_mig, bool settle, struct result *r)
 {
+    struct dstatus st;
     char dir[] = "/tmp/corun-bench-XXXXXX", sock[128], journal[128];
     pid_t *kids = calloc(n + busy, sizeof(pid_t)), daemon;
     double t0, c0, t1, c1, deadline;
@@ -132,8 +169,13 @@ static void run_one(const char *corun, unsigned n, unsigned busy, double seconds
         int devnull = open("/dev/null", 0);
 
         dup2(devnull, 2);
-        execl(corun, "corun", "daemon", "--foreground", "--comm", "cobench-*", "--interval",
-              interval, "--socket", sock, "--journal-dir", journal, (char *)NULL);
+        if (max_mig)
+            execl(corun, "corun", "daemon", "--foreground", "--comm", "cobench-*", "--interval",
+                  interval, "--socket", sock, "--journal-dir", journal, "--max-migrations", max_mig,
+                  (char *)NULL);
+        else
+            execl(corun, "corun", "daemon", "--foreground", "--comm", "cobench-*", "--interval",
+                  interval, "--socket", sock, "--journal-dir", journal, (char *)NULL);
         _exit(127);
     }
     /* Wait (up to a minute) until the daemon manages every child: the
@@ -152,6 +194,18 @@ static void run_one(const char *corun, unsigned n, unsigned busy, double seconds
         r->skipped = "the daemon did not take every process within 60 s";
         goto out_daemon;
     }
+    while (settle && now_s() < deadline + 240) {
+        struct timespec ts = {0, 200000000};
+
+        if (query(sock).placed >= (long)(n + busy))
+            break;
+        nanosleep(&ts, NULL);
+    }
+    st = query(sock);
+    if (settle && st.placed < (long)(n + busy)) {
+        r->skipped = "--settle: not every process placed within 5 minutes";
+        goto out_daemon;
+    }
     t0 = now_s();
     c0 = cpu_seconds(daemon);
     {
@@ -162,6 +216,14 @@ static void run_one(const char *corun, unsigned n, unsigned busy, double seconds
     }
     t1 = now_s();
     c1 = cpu_seconds(daemon);
+    {
+        struct dstatus end = query(sock);
+
+        snprintf(r->mode, sizeof(r->mode), "%s", end.mode);
+        r->placed = end.placed;
+        r->migrations =
+            end.migrations >= 0 && st.migrations >= 0 ? end.migrations - st.migrations : -1;
+    }
     r->seconds = t1 - t0;
     r->cpu_s = c1 - c0;
     r->percent = 100 * r->cpu_s / r->seconds;
@@ -185,8 +247,11 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"counts", required_argument, NULL, 'c'},  {"busy", required_argument, NULL, 'b'},
         {"seconds", required_argument, NULL, 's'}, {"interval", required_argument, NULL, 'i'},
-        {"corun", required_argument, NULL, 'p'},   {0},
+        {"corun", required_argument, NULL, 'p'},   {"max-migrations", required_argument, NULL, 'm'},
+        {"settle", no_argument, NULL, 'S'},        {0},
     };
+    const char *max_mig = NULL;
+    bool settle = false;
     unsigned counts[MAX_COUNTS] = {100, 1000, 5000}, ncounts = 3, busy = 3;
     const char *corun = CORUN_BINARY, *interval = "1";
     struct result res[MAX_COUNTS] = {{0}};
@@ -218,9 +283,16 @@ int main(int argc, char **argv)
         case 'p':
             corun = optarg;
             break;
+        case 'm':
+            max_mig = optarg;
+            break;
+        case 'S':
+            settle = true;
+            break;
         default:
             fprintf(stderr, "usage: daemon-overhead [--counts 100,1000,5000] [--busy N] "
-                            "[--seconds S] [--interval S] [--corun PATH]\n");
+                            "[--seconds S] [--interval S] [--max-migrations N] [--settle] "
+                            "[--corun PATH]\n");
             return 2;
         }
     }
@@ -232,9 +304,10 @@ int main(int argc, char **argv)
     }
     getrlimit(RLIMIT_NPROC, &rl);
     printf("daemon-overhead: the daemon's own CPU use, %s s interval, %.0f s windows, %u busy\n"
-           "processes besides the sleepers; RLIMIT_NPROC %s, pid_max %lu\n\n",
-           interval, seconds, busy, rl.rlim_cur == RLIM_INFINITY ? "unlimited" : "limited",
-           pid_max);
+           "processes besides the sleepers; max_migrations %s%s; RLIMIT_NPROC %s, pid_max %lu\n\n",
+           interval, seconds, busy, max_mig ? max_mig : "default",
+           settle ? ", measured once all are placed" : "",
+           rl.rlim_cur == RLIM_INFINITY ? "unlimited" : "limited", pid_max);
     for (unsigned i = 0; i < ncounts; i++) {
         /* Leave room for everything else the machine runs. */
         unsigned long need = counts[i] + busy + 200;
@@ -245,26 +318,27 @@ int main(int argc, char **argv)
             res[i].skipped = "does not fit under RLIMIT_NPROC or half of pid_max";
             continue;
         }
-        run_one(corun, counts[i], busy, seconds, interval, &res[i]);
+        run_one(corun, counts[i], busy, seconds, interval, max_mig, settle, &res[i]);
     }
-    printf("%10s %8s %9s %10s %12s %14s  %s\n", "processes", "managed", "window_s", "cpu_s",
-           "cpu_percent", "us_per_proc", "note");
+    printf("%10s %8s %-12s %7s %6s %9s %10s %12s %14s  %s\n", "processes", "managed", "mode",
+           "placed", "moves", "window_s", "cpu_s", "cpu_percent", "us_per_proc", "note");
     for (unsigned i = 0; i < ncounts; i++) {
         struct result *r = &res[i];
         double ticks = r->seconds / strtod(interval, NULL);
 
         if (r->skipped) {
-            printf("%10u %8s %9s %10s %12s %14s  skipped: %s\n", r->n, "-", "-", "-", "-", "-",
-                   r->skipped);
+            printf("%10u %8s %-12s %7s %6s %9s %10s %12s %14s  skipped: %s\n", r->n, "-", "-", "-",
+                   "-", "-", "-", "-", "-", r->skipped);
             continue;
         }
-        printf("%10u %8u %9.1f %10.3f %12.3f %14.1f  %s\n", r->n, r->managed, r->seconds, r->cpu_s,
-               r->percent, ticks > 0 ? r->cpu_s / ticks / r->managed * 1e6 : 0,
+        printf("%10u %8u %-12s %7ld %6ld %9.1f %10.3f %12.3f %14.1f  %s\n", r->n, r->managed,
+               r->mode, r->placed, r->migrations, r->seconds, r->cpu_s, r->percent,
+               ticks > 0 ? r->cpu_s / ticks / r->managed * 1e6 : 0,
                r->n == 1000 ? (r->percent < 1 ? "goal < 1% met" : "goal < 1% MISSED") : "");
     }
     printf("{\"bench\": \"daemon-overhead\", \"interval_s\": %s, \"window_s\": %.1f, \"busy\": %u, "
-           "\"results\": [",
-           interval, seconds, busy);
+           "\"max_migrations\": %s, \"settle\": %s, \"results\": [",
+           interval, seconds, busy, max_mig ? max_mig : "null", settle ? "true" : "false");
     for (unsigned i = 0; i < ncounts; i++) {
         struct result *r = &res[i];
 
@@ -272,8 +346,9 @@ int main(int argc, char **argv)
         if (r->skipped)
             printf("\"cpu_percent\": null, \"skipped\": \"%s\"}", r->skipped);
         else
-            printf("\"managed\": %u, \"cpu_seconds\": %.3f, \"cpu_percent\": %.3f}", r->managed,
-                   r->cpu_s, r->percent);
+            printf("\"managed\": %u, \"mode\": \"%s\", \"placed\": %ld, \"migrations\": %ld, "
+                   "\"cpu_seconds\": %.3f, \"cpu_percent\": %.3f}",
+                   r->managed, r->mode, r->placed, r->migrations, r->cpu_s, r->percent);
     }
     printf("], \"goal_percent_at_1000\": 1}\n");
     return 0;

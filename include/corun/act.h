@@ -99,6 +99,14 @@ struct corun_journal_entry {
     struct corun_journal_thread *threads; /* every thread's affinity then */
     char cgroup[256];  /* cpuset backend: the cgroup it was in (absolute path), or "" */
     char created[256]; /* cpuset backend: the cgroup corun made for it, or "" */
+    /* ---- appended with journal format 2; zero in a format-1 entry ---- */
+    /* The mask corun applied last (journaled before it is applied). On
+     * restore a thread whose mask is no longer this one was pinned by its
+     * owner since, and is left as they set it. No words: unknown (format 1),
+     * every thread is restored. */
+    struct corun_cpuset applied;
+    pid_t owner;                    /* the corun process that wrote it; 0 unknown */
+    unsigned long long owner_start; /* its start time, to tell a recycled PID */
 };
 
 /* Releases what an entry owns; accepts a zeroed entry. */
@@ -135,6 +143,7 @@ struct corun_restore_result {
     const char *file;                        /* the journal file */
     const struct corun_journal_entry *entry; /* NULL when it could not be read */
     int err;          /* 0 restored; -ESRCH gone (or PID recycled); other -errno failed */
+                      /* (appended) -EBUSY kept: the corun that wrote it still runs */
     const char *what; /* words: "affinity of 3 threads restored", "process gone" */
 };
 
@@ -148,6 +157,15 @@ struct corun_restore_result {
  * once per entry. Returns 0 when every entry was restored or gone, else the
  * first -errno; -ENOENT when the directory does not exist is reported as 0
  * with no entries.
+ *
+ * (Appended with journal format 2.) A thread whose mask is no longer the one
+ * corun applied (entry->applied) was pinned by its owner since: it is left as
+ * it is, and an entry none of whose threads still had corun's mask is dropped
+ * with "left alone" in r->what. An entry whose writer (entry->owner, with its
+ * start time) is a live process other than the caller is kept untouched and
+ * reported with -EBUSY: that corun is still running and restores it itself
+ * (the journal directory is shared by `corun run`, `batch` and the daemon);
+ * -EBUSY does not count as a failure in the return value.
  */
 CORUN_API int
 corun_act_restore_journal(const struct corun_act_opts *opts,

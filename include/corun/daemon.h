@@ -113,9 +113,10 @@ struct corun_daemon;
 
 /*
  * corun_daemon_open() - a daemon with a copy of @cfg driving @parts. With an
- * actuator and a journal directory it first reconciles what a crashed daemon
- * left (opening the actuator and restoring everything its journal holds),
- * then opens the actuator for this run. Returns 0 and *@out, -EINVAL, -ENOMEM
+ * actuator and a journal directory it first reconciles what a crashed corun
+ * left, through corun_act_restore_journal() as `corun restore` does (entries
+ * of a corun still running are left to it), then opens the actuator for this
+ * run. Returns 0 and *@out, -EINVAL, -ENOMEM
  * or the -errno of opening a part.
  */
 CORUN_API int corun_daemon_open(const struct corun_daemon_config *cfg,

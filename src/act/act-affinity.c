@@ -59,25 +59,35 @@ static int aff_apply(void *state, pid_t target, const struct corun_cpuset *cpus)
      * placement): nothing changes, so nothing is journaled either. */
     if (!p && corun__threads_all_on(b->rootfd, target, cpus))
         return 0;
-    if (!p && (err = corun__act_track(b, target, "affinity", NULL, NULL, &p)))
+    if (!p && (err = corun__act_track(b, target, "affinity", cpus, NULL, NULL, &p)))
         return err;
     if (!corun__pidfd_alive(p->pidfd))
         return -ESRCH;
+    if ((err = corun__act_note_applied(b, p, cpus)))
+        return err;
     err = corun__set_all_threads(b->rootfd, target, cpus);
     if (!err)
         err = corun_cpuset_copy(&p->cur, cpus);
     return err;
 }
 
-/* Restores @p and forgets it. 0 when restored or gone. */
+/* Restores @p and forgets it. 0 when restored, gone, or left to its owner
+ * (threads its owner pinned since are not undone). */
 static int restore_proc(struct corun__act_base *b, struct corun__act_proc *p)
 {
+    struct corun__restore_count n = {0};
     int err = 0;
 
     if (corun__pidfd_alive(p->pidfd)) {
-        err = corun__restore_threads(b->rootfd, &p->orig);
+        err = corun__restore_threads(b->rootfd, &p->orig, NULL, &n);
         if (err == -ESRCH || !corun__pidfd_alive(p->pidfd))
             err = 0; /* it exited meanwhile: nothing is left to put back */
+    }
+    if (!err && n.kept) {
+        char what[160];
+
+        corun__restore_words(&n, "affinity", what, sizeof(what));
+        corun__info("affinity: pid %d (%s): %s", (int)p->pid, p->orig.comm, what);
     }
     if (err) {
         corun__warn("affinity: restoring pid %d (%s): %s", (int)p->pid, p->orig.comm,

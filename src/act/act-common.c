@@ -122,6 +122,9 @@ int corun__for_each_thread(int rootfd, pid_t pid, int (*fn)(void *ctx, pid_t tid
 struct set_ctx {
     const struct corun_cpuset *cpus;
     const struct corun_journal_entry *orig; /* restore: per-thread masks */
+    const struct corun_journal_entry *now;  /* restore: masks before a cgroup move */
+    struct corun__restore_count *count;
+    struct corun_cpuset tmp;
     pid_t *done;
     unsigned ndone, cap, nset;
     bool new_seen;
@@ -146,6 +149,25 @@ static const struct corun_cpuset *mask_for(struct set_ctx *c, pid_t tid)
     return &c->orig->cpus;
 }
 
+/* The mask of thread @tid when it is no longer the one corun applied (its
+ * owner's), else NULL; *@err -ESRCH when the thread is gone. */
+static const struct corun_cpuset *owner_mask(struct set_ctx *c, pid_t tid, int *err)
+{
+    *err = 0;
+    if (c->now) {
+        for (unsigned i = 0; i < c->now->nthreads; i++)
+            if (c->now->threads[i].tid == tid)
+                return corun_cpuset_equal(&c->now->threads[i].cpus, &c->orig->applied)
+                           ? NULL
+                           : &c->now->threads[i].cpus;
+        return NULL; /* born after the capture, in corun's cgroup: corun's */
+    }
+    *err = corun__mask_get(tid, &c->tmp);
+    if (*err)
+        return NULL; /* unreadable: restore it, as format 1 would */
+    return corun_cpuset_equal(&c->tmp, &c->orig->applied) ? NULL : &c->tmp;
+}
+
 static int set_one(void *ctx, pid_t tid)
 {
     struct set_ctx *c = ctx;
@@ -164,9 +186,31 @@ static int set_one(void *ctx, pid_t tid)
     }
     c->done[c->ndone++] = tid;
     c->new_seen = true;
+    if (c->orig && c->orig->applied.words) {
+        const struct corun_cpuset *cur = owner_mask(c, tid, &err);
+
+        if (err == -ESRCH)
+            return 0;
+        if (cur) {
+            /* Its owner pinned it after corun placed it: their choice stands
+             * (set again only when a cgroup move has just reset it). */
+            err = c->now ? corun__mask_set(tid, cur) : 0;
+            if (!err) {
+                c->nset++;
+                if (c->count)
+                    c->count->kept++;
+            } else if (err != -ESRCH && !c->err) {
+                c->err = err;
+            }
+            return 0;
+        }
+    }
     err = corun__mask_set(tid, mask_for(c, tid));
-    if (!err)
+    if (!err) {
         c->nset++;
+        if (c->count)
+            c->count->restored++;
+    }
     /* A thread exiting between the listing and the call is not a failure. */
     if (err && err != -ESRCH && !c->err)
         c->err = err;
@@ -186,6 +230,7 @@ static int set_threads(int rootfd, pid_t pid, struct set_ctx *c)
             break;
     }
     free(c->done);
+    corun_cpuset_release(&c->tmp);
     if (err)
         return err;
     /* Every thread vanished under us: the process is gone. */
@@ -201,11 +246,25 @@ int corun__set_all_threads(int rootfd, pid_t pid, const struct corun_cpuset *cpu
     return set_threads(rootfd, pid, &c);
 }
 
-int corun__restore_threads(int rootfd, const struct corun_journal_entry *e)
+int corun__restore_threads(int rootfd, const struct corun_journal_entry *e,
+                           const struct corun_journal_entry *now, struct corun__restore_count *n)
 {
-    struct set_ctx c = {.orig = e};
+    struct set_ctx c = {.orig = e, .now = now, .count = n};
 
     return set_threads(rootfd, e->pid, &c);
+}
+
+void corun__restore_words(const struct corun__restore_count *n, const char *what, char *buf,
+                          size_t len)
+{
+    if (n->kept && !n->restored)
+        snprintf(buf, len, "left alone: its owner changed its affinity since corun set it");
+    else if (n->kept)
+        snprintf(buf, len, "%s of %u threads restored; %u left as their owner pinned them", what,
+                 n->restored, n->kept);
+    else
+        snprintf(buf, len, "%s of %u thread%s restored", what, n->restored,
+                 n->restored == 1 ? "" : "s");
 }
 
 struct same_ctx {
@@ -315,6 +374,13 @@ static int capture_one(void *ctx, pid_t tid)
     return 0;
 }
 
+int corun__capture_threads(int rootfd, pid_t pid, struct corun_journal_entry *snap)
+{
+    struct capture_ctx cc = {.e = snap};
+
+    return corun__for_each_thread(rootfd, pid, capture_one, &cc);
+}
+
 static void read_comm(int rootfd, pid_t pid, char *buf, size_t len)
 {
     char path[64];
@@ -353,6 +419,7 @@ static bool adopt_existing(const char *dir, struct corun_journal_entry *e)
 }
 
 int corun__act_track(struct corun__act_base *b, pid_t pid, const char *backend,
+                     const struct corun_cpuset *applying,
                      int (*fill)(void *ctx, struct corun_journal_entry *e), void *ctx,
                      struct corun__act_proc **out)
 {
@@ -386,6 +453,13 @@ int corun__act_track(struct corun__act_base *b, pid_t pid, const char *backend,
     }
     if (b->journal_dir && adopt_existing(b->journal_dir, &p.orig))
         journaled_before = true;
+    /* Whatever another instance recorded, this one applies next and
+     * restores: the entry is ours now. */
+    if (applying && (err = corun_cpuset_copy(&p.orig.applied, applying)))
+        goto out_release;
+    p.orig.owner = getpid();
+    if (corun_proc_start_time(NULL, p.orig.owner, &p.orig.owner_start))
+        p.orig.owner = 0; /* cannot say who we are: nobody's entry, as format 1 */
     if (b->journal_dir && (err = corun_journal_write(b->journal_dir, &p.orig)))
         goto out_release;
     if (b->nprocs == b->cap) {
@@ -411,4 +485,16 @@ out_release:
         close(p.pidfd);
     corun_journal_entry_release(&p.orig);
     return err;
+}
+
+int corun__act_note_applied(struct corun__act_base *b, struct corun__act_proc *p,
+                            const struct corun_cpuset *cpus)
+{
+    int err;
+
+    if (p->orig.applied.words && corun_cpuset_equal(&p->orig.applied, cpus))
+        return 0;
+    if ((err = corun_cpuset_copy(&p->orig.applied, cpus)))
+        return err;
+    return b->journal_dir ? corun_journal_write(b->journal_dir, &p->orig) : 0;
 }

@@ -292,15 +292,19 @@ static int cs_apply(void *state, pid_t target, const struct corun_cpuset *cpus)
     if (p) {
         if (!corun__pidfd_alive(p->pidfd))
             return -ESRCH;
+        if ((err = corun__act_note_applied(&s->base, p, cpus)))
+            return err;
         err = set_cpus(s, p->orig.created, cpus);
         return err ? err : corun_cpuset_copy(&p->cur, cpus);
     }
-    if ((err = corun__act_track(&s->base, target, "cpuset", fill_cgroups, s, &p)))
+    if ((err = corun__act_track(&s->base, target, "cpuset", cpus, fill_cgroups, s, &p)))
         return err;
     err = first_move(s, p, cpus);
     if (err) {
         /* Undo what was done; the process is where it was. */
-        corun__cpuset_restore_entry(s->base.rootfd, &p->orig, corun__pidfd_alive(p->pidfd));
+        struct corun__restore_count n = {0};
+
+        corun__cpuset_restore_entry(s->base.rootfd, &p->orig, corun__pidfd_alive(p->pidfd), &n);
         if (s->base.journal_dir)
             corun_journal_remove(s->base.journal_dir, p->pid, p->orig.start_time);
         corun__act_forget(&s->base, p);
@@ -309,16 +313,24 @@ static int cs_apply(void *state, pid_t target, const struct corun_cpuset *cpus)
     return corun_cpuset_copy(&p->cur, cpus);
 }
 
-int corun__cpuset_restore_entry(int rootfd, const struct corun_journal_entry *e, bool alive)
+int corun__cpuset_restore_entry(int rootfd, const struct corun_journal_entry *e, bool alive,
+                                struct corun__restore_count *cnt)
 {
     char path[320], *procs = NULL, *save = NULL;
     size_t n;
     int err = 0;
 
     if (alive && e->cgroup[0]) {
+        struct corun_journal_entry now = {0};
+
+        /* The move resets every thread's affinity (v1): first note which
+         * masks an owner set inside corun's cgroup, to set them again. */
+        if (e->applied.words && corun__capture_threads(rootfd, e->pid, &now))
+            corun_journal_entry_release(&now);
         err = move_pid(rootfd, e->cgroup, e->pid);
         if (!err)
-            err = corun__restore_threads(rootfd, e);
+            err = corun__restore_threads(rootfd, e, e->applied.words ? &now : NULL, cnt);
+        corun_journal_entry_release(&now);
         if (err == -ESRCH)
             err = 0;
     }
@@ -339,8 +351,16 @@ int corun__cpuset_restore_entry(int rootfd, const struct corun_journal_entry *e,
 
 static int restore_proc(struct cpuset_state *s, struct corun__act_proc *p)
 {
-    int err = corun__cpuset_restore_entry(s->base.rootfd, &p->orig, corun__pidfd_alive(p->pidfd));
+    struct corun__restore_count n = {0};
+    int err =
+        corun__cpuset_restore_entry(s->base.rootfd, &p->orig, corun__pidfd_alive(p->pidfd), &n);
 
+    if (!err && n.kept) {
+        char what[160];
+
+        corun__restore_words(&n, "cgroup and affinity", what, sizeof(what));
+        corun__info("cpuset: pid %d (%s): %s", (int)p->pid, p->orig.comm, what);
+    }
     if (err) {
         corun__warn("cpuset: restoring pid %d (%s): %s", (int)p->pid, p->orig.comm,
                     corun_strerror(err));

@@ -43,8 +43,34 @@ void corun__act_forget(struct corun__act_base *b, struct corun__act_proc *p);
  * @fill before the write). 0 and *@out, or -ESRCH (gone), -errno.
  */
 int corun__act_track(struct corun__act_base *b, pid_t pid, const char *backend,
+                     const struct corun_cpuset *applying,
                      int (*fill)(void *ctx, struct corun_journal_entry *e), void *ctx,
                      struct corun__act_proc **out);
+
+/*
+ * corun__act_note_applied() - records in @p's journal entry that @cpus is
+ * about to be applied (before it is, so that a crash in between leaves at
+ * worst threads still on the previous mask, which restore then takes for an
+ * owner's). Rewrites the entry only when the mask changes. 0 or -errno (then
+ * the caller must not apply).
+ */
+int corun__act_note_applied(struct corun__act_base *b, struct corun__act_proc *p,
+                            const struct corun_cpuset *cpus);
+
+/* What a restore did with a process's threads. */
+struct corun__restore_count {
+    unsigned restored; /* put back on their journaled mask */
+    unsigned kept;     /* no longer on corun's mask: left as their owner set them */
+};
+
+/* Words for @n, as "affinity of 3 threads restored" or "left alone: its owner
+ * changed its affinity since corun set it", into @buf. @what names what was
+ * restored ("affinity", "cgroup and affinity"). */
+void corun__restore_words(const struct corun__restore_count *n, const char *what, char *buf,
+                          size_t len);
+
+/* Every thread's mask of @pid now, into @snap->threads (zeroed before). 0 or -errno. */
+int corun__capture_threads(int rootfd, pid_t pid, struct corun_journal_entry *snap);
 
 /* True while the process behind @pidfd has not exited. */
 bool corun__pidfd_alive(int pidfd);
@@ -73,12 +99,21 @@ int corun__set_all_threads(int rootfd, pid_t pid, const struct corun_cpuset *cpu
  * any error, including the process being gone). */
 bool corun__threads_all_on(int rootfd, pid_t pid, const struct corun_cpuset *cpus);
 
-/* Gives every thread of @pid the affinity @e journaled for it (the main
- * thread's for threads born since). 0, -ESRCH, or the first -errno. */
-int corun__restore_threads(int rootfd, const struct corun_journal_entry *e);
+/*
+ * corun__restore_threads() - gives every thread of @e->pid the affinity @e
+ * journaled for it (the main thread's for threads born since), except, when
+ * @e->applied is known, a thread whose mask is no longer corun's: its owner
+ * pinned it, and it is left alone. @now, if not NULL, holds the threads'
+ * masks captured before a cgroup move reset them (cpuset v1): those are the
+ * masks compared, and an owner's is set again rather than left. Counts into
+ * *@n. 0, -ESRCH, or the first -errno.
+ */
+int corun__restore_threads(int rootfd, const struct corun_journal_entry *e,
+                           const struct corun_journal_entry *now, struct corun__restore_count *n);
 
 /* The cpuset backend's restore of a journaled entry (crash recovery too):
  * back to its cgroup, affinities back, corun's cgroup removed. */
-int corun__cpuset_restore_entry(int rootfd, const struct corun_journal_entry *e, bool alive);
+int corun__cpuset_restore_entry(int rootfd, const struct corun_journal_entry *e, bool alive,
+                                struct corun__restore_count *n);
 
 #endif

@@ -9,7 +9,7 @@
  * over its final name and the directory fsync'ed: a reader sees the old
  * file or the new one, never half of one, even after a power cut.
  *
- *   corun-journal 1
+ *   corun-journal 2
  *   pid 1234
  *   start 5678
  *   backend affinity
@@ -19,7 +19,14 @@
  *   thread 1240 1
  *   cgroup /sys/fs/cgroup/cpuset          (cpuset backend only)
  *   created /sys/fs/cgroup/cpuset/corun/1234-5678
+ *   applied 1                             (format 2: the mask corun applied last)
+ *   owner 999 4321                        (format 2: the corun that wrote it, its start)
  *   end
+ *
+ * Format 2 adds the last two lines; a format-1 file (without them) is still
+ * read, and then every thread is restored whatever its mask (format 1 could
+ * not tell an owner's later pinning from corun's placement) and the entry is
+ * nobody's, so any `corun restore` or daemon start replays it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,7 +41,8 @@
 #include "common/internal.h"
 #include "common/sys.h"
 
-#define JOURNAL_MAGIC "corun-journal 1"
+#define JOURNAL_MAGIC    "corun-journal 2"
+#define JOURNAL_MAGIC_V1 "corun-journal 1"
 
 void corun_journal_entry_release(struct corun_journal_entry *e)
 {
@@ -44,6 +52,7 @@ void corun_journal_entry_release(struct corun_journal_entry *e)
         corun_cpuset_release(&e->threads[i].cpus);
     free(e->threads);
     corun_cpuset_release(&e->cpus);
+    corun_cpuset_release(&e->applied);
     e->threads = NULL;
     e->nthreads = 0;
 }
@@ -108,6 +117,24 @@ static bool write_entry(FILE *f, const struct corun_journal_entry *e)
         fprintf(f, "cgroup %s\n", e->cgroup);
     if (e->created[0])
         fprintf(f, "created %s\n", e->created);
+    if (ok && e->applied.words && corun_cpuset_count(&e->applied)) {
+        size_t n = corun_cpuset_format(&e->applied, NULL, 0) + 1;
+
+        if (n > need) {
+            char *l = realloc(list, n);
+
+            if (!l) {
+                free(list);
+                return false;
+            }
+            list = l;
+            need = n;
+        }
+        corun_cpuset_format(&e->applied, list, need);
+        fprintf(f, "applied %s\n", list);
+    }
+    if (e->owner > 0)
+        fprintf(f, "owner %d %llu\n", (int)e->owner, e->owner_start);
     fprintf(f, "end\n");
     free(list);
     return ok;
@@ -175,7 +202,7 @@ int corun_journal_remove(const char *dir, pid_t pid, unsigned long long start_ti
     return 0;
 }
 
-static int parse_line(struct corun_journal_entry *e, char *line, bool *ended)
+static int parse_line(struct corun_journal_entry *e, char *line, int version, bool *ended)
 {
     char *val = strchr(line, ' ');
     char *end;
@@ -231,6 +258,18 @@ static int parse_line(struct corun_journal_entry *e, char *line, bool *ended)
         if (strlen(val) >= sizeof(e->created))
             return -EINVAL;
         snprintf(e->created, sizeof(e->created), "%s", val);
+    } else if (!strcmp(line, "applied") && version >= 2) {
+        return corun_cpuset_parse(&e->applied, val, NULL);
+    } else if (!strcmp(line, "owner") && version >= 2) {
+        long v = strtol(val, &end, 10);
+
+        if (*end != ' ' || v <= 0)
+            return -EINVAL;
+        e->owner = (pid_t)v;
+        errno = 0;
+        e->owner_start = strtoull(end + 1, &end, 10);
+        if (*end || errno)
+            return -EINVAL;
     } else {
         return -EINVAL;
     }
@@ -243,7 +282,7 @@ int corun_journal_read(const char *path, struct corun_journal_entry *e, unsigned
     size_t cap = 0;
     unsigned lineno = 0;
     bool ended = false;
-    int err = 0;
+    int err = 0, version = 0;
     FILE *f;
 
     memset(e, 0, sizeof(*e));
@@ -256,9 +295,13 @@ int corun_journal_read(const char *path, struct corun_journal_entry *e, unsigned
         if (ended)
             err = -EINVAL;
         else if (lineno == 1)
-            err = strcmp(line, JOURNAL_MAGIC) ? -EINVAL : 0;
+            err = (version = !strcmp(line, JOURNAL_MAGIC)      ? 2
+                             : !strcmp(line, JOURNAL_MAGIC_V1) ? 1
+                                                               : 0)
+                      ? 0
+                      : -EINVAL;
         else
-            err = parse_line(e, line, &ended);
+            err = parse_line(e, line, version, &ended);
     }
     free(line);
     fclose(f);
@@ -274,7 +317,8 @@ int corun_journal_read(const char *path, struct corun_journal_entry *e, unsigned
     return err == -ERANGE ? -EINVAL : err;
 }
 
-int corun_proc_start_time(const char *root, pid_t pid, unsigned long long *out)
+/* Fields 3 (state) and 22 (start time) of /proc/PID/stat below @root. */
+static int read_stat(const char *root, pid_t pid, char *state, unsigned long long *start)
 {
     char path[64], buf[1024], *p;
     int rootfd = corun__root_open(root);
@@ -298,11 +342,13 @@ int corun_proc_start_time(const char *root, pid_t pid, unsigned long long *out)
             p++;
         if (!*p)
             return -EINVAL;
+        if (field == 3 && state)
+            *state = *p;
         if (field == 22) {
             char *end;
 
             errno = 0;
-            *out = strtoull(p, &end, 10);
+            *start = strtoull(p, &end, 10);
             return (errno || end == p) ? -EINVAL : 0;
         }
         while (*p && *p != ' ')
@@ -311,12 +357,33 @@ int corun_proc_start_time(const char *root, pid_t pid, unsigned long long *out)
     return -EINVAL;
 }
 
+int corun_proc_start_time(const char *root, pid_t pid, unsigned long long *out)
+{
+    return read_stat(root, pid, NULL, out);
+}
+
 /* ---- replay ---------------------------------------------------------------- */
 
-/* Restores one journaled process; sets *@what. 0, -ESRCH gone, or -errno. */
-static int restore_entry(int rootfd, const char *root, const struct corun_journal_entry *e,
-                         const char **what)
+/* Whether the corun that wrote @e still runs (and is not us): then the entry
+ * is its own to restore. A zombie has exited: it restores nothing. Owners are
+ * real processes, so the live /proc is read whatever root the caller gave. */
+static bool owner_running(const struct corun_journal_entry *e)
 {
+    unsigned long long start;
+    char state = '?';
+
+    if (e->owner <= 0 || e->owner == getpid())
+        return false;
+    return !read_stat(NULL, e->owner, &state, &start) && start == e->owner_start && state != 'Z' &&
+           state != 'X';
+}
+
+/* Restores one journaled process; says what it did in @what. 0, -ESRCH gone,
+ * or -errno. */
+static int restore_entry(int rootfd, const char *root, const struct corun_journal_entry *e,
+                         char *what, size_t len)
+{
+    struct corun__restore_count n = {0};
     unsigned long long start;
     int pidfd, err;
     bool alive;
@@ -325,19 +392,27 @@ static int restore_entry(int rootfd, const char *root, const struct corun_journa
     alive = pidfd >= 0 && !corun_proc_start_time(root, e->pid, &start) && start == e->start_time &&
             corun__pidfd_alive(pidfd);
     if (!strcmp(e->backend, "cpuset")) {
-        err = corun__cpuset_restore_entry(rootfd, e, alive);
-        *what = err     ? "cpuset restore failed"
-                : alive ? "cgroup and affinity restored"
-                        : "process gone; its cgroup removed";
+        err = corun__cpuset_restore_entry(rootfd, e, alive, &n);
+        if (err)
+            snprintf(what, len, "cpuset restore failed");
+        else if (!alive)
+            snprintf(what, len, "process gone; its cgroup removed");
+        else
+            corun__restore_words(&n, "cgroup and affinity", what, len);
         if (!err && !alive)
             err = -ESRCH;
     } else if (!alive) {
         err = -ESRCH;
-        *what = "process gone (or its PID reused): nothing to restore";
+        snprintf(what, len, "process gone (or its PID reused): nothing to restore");
     } else {
-        err = corun__restore_threads(rootfd, e);
-        *what = err ? "restoring affinity failed" : "affinity restored";
+        err = corun__restore_threads(rootfd, e, NULL, &n);
+        if (err)
+            snprintf(what, len, "restoring affinity failed");
+        else
+            corun__restore_words(&n, "affinity", what, len);
     }
+    if (!err && n.kept)
+        corun__info("restore: pid %d (%s): %s", (int)e->pid, e->comm, what);
     if (pidfd >= 0)
         close(pidfd);
     return err;
@@ -366,7 +441,7 @@ int corun_act_restore_journal(const struct corun_act_opts *opts,
         struct corun_restore_result r = {0};
         struct corun_journal_entry e;
         size_t n = strlen(d->d_name);
-        char path[4200];
+        char path[4200], what[160];
         unsigned bad = 0;
         int err;
 
@@ -390,11 +465,18 @@ int corun_act_restore_journal(const struct corun_act_opts *opts,
             continue;
         }
         r.entry = &e;
-        r.err = restore_entry(rootfd, opts->root, &e, &r.what);
-        if (r.err == 0 || r.err == -ESRCH)
-            unlink(path);
-        else if (!first)
-            first = r.err;
+        r.what = what;
+        if (owner_running(&e)) {
+            snprintf(what, sizeof(what), "kept: corun pid %d that placed it still runs",
+                     (int)e.owner);
+            r.err = -EBUSY;
+        } else {
+            r.err = restore_entry(rootfd, opts->root, &e, what, sizeof(what));
+            if (r.err == 0 || r.err == -ESRCH)
+                unlink(path);
+            else if (!first)
+                first = r.err;
+        }
         if (cb)
             cb(user, &r);
         corun_journal_entry_release(&e);

@@ -666,11 +666,15 @@ struct batch_args {
 
 static int parse_args(int argc, char **argv, struct batch_args *a)
 {
-    static const struct option longopts[] = {
-        {"jobs", required_argument, NULL, 'j'},     {"policy", required_argument, NULL, 'p'},
-        {"compare", required_argument, NULL, 'C'},  {"json", required_argument, NULL, 'J'},
-        {"actuator", required_argument, NULL, 'a'}, {"journal", required_argument, NULL, 'L'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"jobs", required_argument, NULL, 'j'},
+                                             {"policy", required_argument, NULL, 'p'},
+                                             {"compare", required_argument, NULL, 'C'},
+                                             {"json", required_argument, NULL, 'J'},
+                                             {"actuator", required_argument, NULL, 'a'},
+                                             {"journal", required_argument, NULL, 'L'},
+                                             {"journal-dir", required_argument, NULL, 'L'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int c;
 
     optind = 1;
@@ -829,4 +833,4 @@ out_jobs:
 
 CLI_COMMAND(batch, cmd_batch, "run a queue of jobs N at a time, choosing co-runners",
             "corun batch [-j N] [--policy P] [--compare POLICY] [--json FILE]\n"
-            "            [--actuator affinity|cpuset|dryrun] [--journal DIR] [JOBFILE | -]")
+            "            [--actuator affinity|cpuset|dryrun] [--journal-dir DIR] [JOBFILE | -]")

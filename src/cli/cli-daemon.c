@@ -245,7 +245,7 @@ static int serve(struct corun_daemon_config *cfg, bool foreground)
                 cfg->socket_path, mode);
     else
         fprintf(stderr, "corun daemon: pid %d, socket %s: placing with policy %s\n", (int)getpid(),
-                cfg->socket_path, cfg->policy);
+                cfg->socket_path, parts.policy ? parts.policy->name : cfg->policy);
     if (ready >= 0) {
         int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 

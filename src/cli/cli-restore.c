@@ -5,8 +5,11 @@
  * process that has exited, or whose PID now names another process (the
  * start time differs), is left alone and its entry dropped.
  *
- * Exit status: 0 when every entry was restored or its process was gone, 1
- * when one could not be restored (its entry is kept for another try).
+ * A thread its owner pinned since corun placed it keeps its owner's mask; an
+ * entry of a corun that still runs is kept for it ("kept").
+ *
+ * Exit status: 0 when every entry was restored, gone or kept, 1 when one
+ * could not be restored (its entry is kept for another try).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,7 +21,7 @@
 
 struct restore_out {
     struct json *j; /* NULL: a table */
-    unsigned restored, gone, failed;
+    unsigned restored, gone, kept, failed;
 };
 
 /* The process's name now (it may have exec'ed since it was journaled). */
@@ -49,6 +52,8 @@ static void on_entry(void *user, const struct corun_restore_result *r)
         o->restored++;
     else if (r->err == -ESRCH)
         o->gone++;
+    else if (r->err == -EBUSY)
+        o->kept++;
     else
         o->failed++;
     if (o->j) {
@@ -57,15 +62,19 @@ static void on_entry(void *user, const struct corun_restore_result *r)
         json_kint_or_null(o->j, "pid", e ? e->pid : -1);
         json_kstr(o->j, "comm", !e ? NULL : r->err ? e->comm : comm_now(e));
         json_kstr(o->j, "backend", e ? e->backend : NULL);
-        json_kstr(o->j, "result", r->err == 0 ? "restored" : r->err == -ESRCH ? "gone" : "failed");
+        json_kstr(o->j, "result",
+                  r->err == 0        ? "restored"
+                  : r->err == -ESRCH ? "gone"
+                  : r->err == -EBUSY ? "kept"
+                                     : "failed");
         json_kstr(o->j, "what", r->what);
         json_obj_end(o->j);
         return;
     }
     if (e)
         printf("%8d  %-16s %-9s %s%s%s\n", (int)e->pid, r->err ? e->comm : comm_now(e), e->backend,
-               r->what, r->err && r->err != -ESRCH ? ": " : "",
-               r->err && r->err != -ESRCH ? corun_strerror(r->err) : "");
+               r->what, r->err && r->err != -ESRCH && r->err != -EBUSY ? ": " : "",
+               r->err && r->err != -ESRCH && r->err != -EBUSY ? corun_strerror(r->err) : "");
     else
         printf("%8s  %-16s %-9s %s: %s (%s)\n", "?", "?", "?", r->what, corun_strerror(r->err),
                r->file);
@@ -73,7 +82,10 @@ static void on_entry(void *user, const struct corun_restore_result *r)
 
 static int cmd_restore(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"journal", required_argument, NULL, 'j'},
+    /* --journal-dir is the documented name (as in `corun daemon`); --journal,
+     * its first spelling, still works. */
+    static const struct option longopts[] = {{"journal-dir", required_argument, NULL, 'j'},
+                                             {"journal", required_argument, NULL, 'j'},
                                              {"json", no_argument, NULL, 'J'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -119,11 +131,12 @@ static int cmd_restore(int argc, char **argv)
         json_arr_end(&j);
         json_kuint(&j, "restored", o.restored);
         json_kuint(&j, "gone", o.gone);
+        json_kuint(&j, "kept", o.kept);
         json_kuint(&j, "failed", o.failed);
         json_obj_end(&j);
         json_end(&j);
     } else {
-        printf("%u restored, %u gone, %u failed\n", o.restored, o.gone, o.failed);
+        printf("%u restored, %u gone, %u kept, %u failed\n", o.restored, o.gone, o.kept, o.failed);
     }
     if (err && !o.failed) {
         cli_error("restore", "%s: %s", dir, corun_strerror(err));
@@ -133,4 +146,4 @@ static int cmd_restore(int argc, char **argv)
 }
 
 CLI_COMMAND(restore, cmd_restore, "put back every process corun placed, after a crash",
-            "corun restore [--journal DIR] [--json]")
+            "corun restore [--journal-dir DIR] [--json]")

@@ -330,11 +330,15 @@ static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
 
 static int cmd_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"policy", required_argument, NULL, 'p'},   {"cpus", required_argument, NULL, 'c'},
-        {"actuator", required_argument, NULL, 'a'}, {"thp", no_argument, NULL, 't'},
-        {"json", required_argument, NULL, 'J'},     {"journal", required_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"policy", required_argument, NULL, 'p'},
+                                             {"cpus", required_argument, NULL, 'c'},
+                                             {"actuator", required_argument, NULL, 'a'},
+                                             {"thp", no_argument, NULL, 't'},
+                                             {"json", required_argument, NULL, 'J'},
+                                             {"journal", required_argument, NULL, 'j'},
+                                             {"journal-dir", required_argument, NULL, 'j'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     struct run_args a = {0};
     const struct corun_policy *pol;
     const struct corun_act_ops *ops = NULL;
@@ -458,4 +462,4 @@ out_set:
 
 CLI_COMMAND(run, cmd_run, "run one command placed by a policy, and measure it",
             "corun run [--policy P] [--cpus LIST] [--actuator affinity|cpuset|dryrun]\n"
-            "          [--thp] [--json FILE] [--journal DIR] -- CMD [ARGS]")
+            "          [--thp] [--json FILE] [--journal-dir DIR] -- CMD [ARGS]")

@@ -15,11 +15,6 @@
 #include "corun/sense.h"
 #include "corun/topo.h"
 
-/* The actuator by name. STUB declaration: the act box is not merged yet
- * (src/act/act-stub.c answers NULL); the lead replaces this with the box's own
- * lookup in corun__daemon_wire(). */
-const struct corun_act_ops *corun_act_backend(const char *name);
-
 /* One process the daemon looks after. */
 struct managed {
     pid_t pid;

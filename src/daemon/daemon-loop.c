@@ -66,21 +66,21 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
     if (!parts->sense)
         corun__info("daemon: no sensor (%s): CPU use from /proc only", parts->sensor_why);
 
-    /* An unknown policy is the user's mistake, but only when this build has
-     * policies at all. */
-    if (!corun_policy_at(0)) {
-        snprintf(why, len, "no placement policy built");
-    } else {
-        parts->policy = corun_policy_find(cfg->policy);
-        if (!parts->policy) {
-            snprintf(why, len, "unknown policy '%s'", cfg->policy);
-            return -ENOENT;
-        }
+    /* The documented default, `corun`, comes with the policy box's real
+     * registry; a build without it falls back to `spread`, and says so. Any
+     * other unknown name is the user's mistake. */
+    parts->policy = corun_policy_find(cfg->policy);
+    if (!parts->policy && !strcmp(cfg->policy, "corun") &&
+        (parts->policy = corun_policy_find("spread")))
+        corun__warn("daemon: policy 'corun' is not in this build: placing with 'spread'");
+    if (!parts->policy) {
+        snprintf(why, len, "unknown policy '%s'", cfg->policy);
+        return -ENOENT;
     }
-    parts->act = corun_act_backend(cfg->actuator);
+    parts->act = corun_act_find(cfg->actuator);
     if (!parts->act) {
         if (!why[0])
-            snprintf(why, len, "%s actuator not built", cfg->actuator);
+            snprintf(why, len, "no actuator '%s' in this build", cfg->actuator);
     } else if (parts->act->probe && parts->act->probe(&ao, w, sizeof(w)) != 0) {
         if (!why[0])
             snprintf(why, len, "%s actuator: %s", cfg->actuator, w[0] ? w : "unavailable");
@@ -272,9 +272,12 @@ static int merge(struct corun_daemon *d, const struct corun_proc_info *sel, size
             corun__daemon_release(d, m); /* lets the actuator drop its journal entry */
         } else if (m->owner_took_over || now.pinned) {
             /* Its owner pinned it (a mask we did not set): their choice
-             * stands. Restoring would undo it, so we only stop looking
-             * after it. */
-            corun__daemon_record(d, m, corun__daemon_os_cpu(d, m->placed), now.last_cpu, 0,
+             * stands. The actuator's restore sees the mask is no longer
+             * ours, leaves it and drops the journal entry. */
+            int from = corun__daemon_os_cpu(d, m->placed);
+
+            corun__daemon_release(d, m);
+            corun__daemon_record(d, m, from, now.last_cpu, 0,
                                  "left alone: its owner set its affinity");
         } else {
             int from = corun__daemon_os_cpu(d, m->placed);

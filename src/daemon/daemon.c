@@ -100,21 +100,36 @@ static bool is_ours(void *user, pid_t pid, uint64_t start_ticks, const struct co
     return false;
 }
 
-/* Opens the actuator; with a journal, first replays what a crashed run left:
- * an instance opened on the journal adopts its entries, and restore_all puts
- * them back (the same thing `corun restore` does). */
+/* One journal entry replayed at start-up, in the log. */
+static void reconciled(void *user, const struct corun_restore_result *r)
+{
+    const struct corun_journal_entry *e = r->entry;
+
+    (void)user;
+    if (!e)
+        corun__warn("daemon: journal %s: %s: %s", r->file, r->what, corun_strerror(r->err));
+    else if (r->err && r->err != -ESRCH && r->err != -EBUSY)
+        corun__warn("daemon: journal: pid %d (%s): %s: %s", (int)e->pid, e->comm, r->what,
+                    corun_strerror(r->err));
+    else
+        corun__info("daemon: journal: pid %d (%s): %s", (int)e->pid, e->comm, r->what);
+}
+
+/* Opens the actuator; with a journal, first replays what a crashed run left,
+ * by the same path as `corun restore` (corun_act_restore_journal): every
+ * entry whose writer is dead is put back, or dropped when its process is
+ * gone or its owner pinned it since. Entries of a corun still running (a
+ * batch sharing /run/corun) are theirs and stay. */
 static int open_actuator(struct corun_daemon *d)
 {
     struct corun_act_opts ao = {.journal_dir = d->cfg.journal_dir, .root = d->cfg.root};
-    void *old = NULL;
     int err;
 
-    if (ao.journal_dir && d->act->open(&ao, &old) == 0) {
-        err = d->act->restore_all(old);
+    if (ao.journal_dir) {
+        err = corun_act_restore_journal(&ao, reconciled, d);
         if (err)
             corun__warn("daemon: restoring a previous run's journal in %s: %s", ao.journal_dir,
                         corun_strerror(err));
-        d->act->close(old);
     }
     return d->act->open(&ao, &d->act_state);
 }
@@ -311,7 +326,7 @@ static void counters_missing(const struct corun_daemon *d, struct corun_ctl_buf 
 
     corun_ctl_buf_printf(b, "\"counters_missing\": {");
     for (size_t i = 0; i < CORUN_ARRAY_SIZE(used); i++) {
-        const char *why = !d->sense                ? d->sensor_why
+        const char *why = !d->sense               ? d->sensor_why
                           : d->sense->why_missing ? d->sense->why_missing(d->sense_state, used[i])
                                                   : NULL;
 
@@ -335,7 +350,7 @@ static void status(struct corun_daemon *d, const struct corun_ctl_peer *peer,
     kv_str(b, "version", corun_version(), true);
     kv_str(b, "mode", d->observe_why[0] ? "observe-only" : d->paused ? "paused" : "placing", true);
     kv_str(b, "observe_only_why", d->observe_why[0] ? d->observe_why : NULL, true);
-    kv_str(b, "policy", d->cfg.policy, true);
+    kv_str(b, "policy", d->policy ? d->policy->name : d->cfg.policy, true);
     kv_str(b, "actuator", d->act ? d->act->name : NULL, true);
     kv_str(b, "sensor", d->sense ? d->sense->name : NULL, true);
     kv_num(b, "interval_s", d->cfg.interval_s, true);

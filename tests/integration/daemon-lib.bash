@@ -48,6 +48,12 @@ ticks() { status_json 2>/dev/null | sed -nE 's/^    "ticks": ([0-9]+),?$/\1/p'; 
 # ticks_above N: the daemon has made more than N passes (re-read on each call).
 ticks_above() { local t; t=$(ticks); [[ -n $t ]] && ((t > $1)); }
 observe_only() { status_json 2>/dev/null | grep -q '"mode": "observe-only"'; }
+# expect_placing: the daemon places (it has a policy, an actuator and a topology).
+expect_placing() {
+  status_json > "$tmp/mode" 2>/dev/null
+  grep -q '"mode": "placing"' "$tmp/mode" && ok ||
+    fail "the daemon does not place: $(sed -nE 's/.*"observe_only_why": (.*),?$/\1/p' "$tmp/mode")"
+}
 allowed() { sed -nE 's/^Cpus_allowed_list:\s*(.*)$/\1/p' "/proc/$1/status"; }
 
 # start_daemon ARGS: the daemon in the foreground of a background job, with

@@ -1,5 +1,5 @@
 # Processes that exit between the daemon's sample and its action never stop
-# the loop: many short-lived matching processes come and go while the daemon
+# the loop (the daemon places, so it applies to processes as they exit): many short-lived matching processes come and go while the daemon
 # ticks every 50 ms; afterwards it still answers and keeps ticking, and the
 # survivors are listed.
 . "$(dirname "$0")/daemon-lib.bash"
@@ -9,6 +9,7 @@ spawn "${tag}q"; keeper=$last
   --comm "${tag}q" 2>> "$tmp/daemon.err" &
 dpid=$!
 wait_for "the daemon's socket" status_ok
+expect_placing
 t0=$(ticks)
 # 200 processes living 0 to 30 ms each, several at a time.
 for i in $(seq 1 40); do
@@ -19,6 +20,9 @@ done
 wait $(jobs -p | grep -v "^$dpid$" | grep -v "^$keeper$") 2>/dev/null
 kill -0 "$dpid" 2>/dev/null && ok || fail "the daemon died during the churn"
 wait_for "keeper $keeper listed" listed "$keeper"
+# The survivor is placed on one CPU, visibly in /proc.
+keeper_placed() { [[ $(status_json 2>/dev/null | sed -nE "s/.*\{\"pid\": $keeper, .*\"placed_cpu\": ([0-9]+),.*/\1/p") == "$(allowed "$keeper")" ]]; }
+wait_for "keeper $keeper placed" keeper_placed
 t1=$(ticks); wait_for "ticks go on" ticks_above "$t1"
 stop_daemon TERM
 expect_eq "daemon exit" "$drc" 0

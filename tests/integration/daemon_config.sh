@@ -44,6 +44,23 @@ for args in "--interval abc" "--actuator magic" "--min-cpu -5" "--cgroup relativ
 done
 [[ -e $sock ]] && fail "a refused daemon left its socket" || ok
 
+# An unknown policy is the user's mistake: exit 2, one line naming it.
+"$CORUN" daemon --policy no-such-policy --foreground --socket "$sock" --journal-dir "$journal" \
+  > /dev/null 2> "$tmp/e"; expect_eq "unknown policy exit" $? 2
+grep -q "unknown policy 'no-such-policy'" "$tmp/e" && ok || fail "unknown policy: $(cat "$tmp/e")"
+# The default, corun, places (with spread until the real registry lands).
+prog "${tag}d"; spawn "${tag}d"
+start_daemon --comm "${tag}d"
+expect_placing
+pol=$(status_json | sed -nE 's/^    "policy": "(.*)",?$/\1/p')
+case $pol in
+  corun) ok ;;
+  spread) grep -q "policy 'corun' is not in this build: placing with 'spread'" "$tmp/daemon.err" && ok ||
+            fail "fell back to spread without saying so: $(cat "$tmp/daemon.err")" ;;
+  *) fail "default policy: '$pol'" ;;
+esac
+stop_daemon TERM
+
 # A good file with command-line overrides: the command line wins.
 printf '[daemon]\ninterval = 5\n[select]\ncomm = nothing-of-ours\n' > "$tmp/ok.conf"
 prog "${tag}c"; spawn "${tag}c"; p=$last

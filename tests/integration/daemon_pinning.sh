@@ -14,6 +14,7 @@ before=$(allowed "$pinned")
 expect_eq "pinned mask" "$before" "$first"
 
 start_daemon --comm "${tag}n"
+expect_placing
 wait_for "unpinned $free_ listed" listed "$free_"
 # Wait two more ticks after it is listed so that a wrong decision has had time to show.
 t0=$(ticks); wait_for "two more ticks" ticks_above $((t0 + 1))

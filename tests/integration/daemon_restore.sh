@@ -1,9 +1,9 @@
 # Nothing lost: processes the daemon placed get their original affinity back
 # on SIGTERM, and after kill -9 once a new daemon starts (it reconciles the
-# journal first) or `corun restore` replays it. Masks are read from
-# /proc/PID/status, not from the daemon's word. Until the act box is merged
-# the daemon runs observe-only: the test then checks that it changed
-# nothing, and says it skipped the rest.
+# journal first) or `corun restore` replays it; a mask the owner set after
+# the crash is kept; a daemon starting beside a live `corun run` leaves that
+# run's entries alone. Masks are read from /proc/PID/status, not from the
+# daemon's word.
 . "$(dirname "$0")/daemon-lib.bash"
 prog "${tag}r" busy
 spawn_busy "${tag}r"; a=$last
@@ -19,13 +19,7 @@ start_daemon --comm "${tag}r"
 wait_for "$a listed" listed "$a"
 wait_for "$b listed" listed "$b"
 if observe_only; then
-  why=$(status_json | sed -nE 's/.*"observe_only_why": "(.*)",?$/\1/p')
-  t0=$(ticks); wait_for "three more ticks" ticks_above $((t0 + 2))
-  stop_daemon TERM
-  expect_eq "daemon exit on SIGTERM" "$drc" 0
-  expect_eq "observe-only left $a alone" "$(allowed "$a")" "$orig_a"
-  expect_eq "observe-only left $b alone" "$(allowed "$b")" "$orig_b"
-  echo "SKIP: the daemon runs observe-only ($why): restore after SIGTERM and kill -9 not exercised"
+  fail "the daemon runs observe-only: $(status_json | sed -nE 's/.*"observe_only_why": "(.*)",?$/\1/p')"
   finish; exit
 fi
 
@@ -49,14 +43,61 @@ start_daemon --comm "nothing-$tag"
 wait_for "a restart restores the journal" restored
 stop_daemon TERM
 
-# 3. kill -9, then `corun restore` by hand, where this build has it.
-if "$CORUN" help restore > "$tmp/restore-usage" 2>&1 && grep -q -- "--journal-dir" "$tmp/restore-usage"; then
+# 3. kill -9, then `corun restore --journal-dir` by hand.
+start_daemon --comm "${tag}r"
+wait_for "a placement" any_placed
+stop_daemon KILL
+restored && fail "kill -9 restored: the test proves nothing" || ok
+"$CORUN" restore --journal-dir "$journal" > "$tmp/restore.out"; expect_eq "corun restore exit" $? 0
+restored && ok || fail "corun restore left $a with $(allowed "$a"), $b with $(allowed "$b")"
+grep -Eq "^[1-9][0-9]* restored" "$tmp/restore.out" && ok || fail "restore report: $(cat "$tmp/restore.out")"
+expect_eq "journal empty after restore" "$(ls "$journal" 2> /dev/null | wc -l)" 0
+
+# other_cpu CPU: a CPU of the original mask other than CPU, or nothing.
+other_cpu() {
+  awk -v f="$1" 'BEGIN { RS = "," } { split($0, r, "-"); lo = r[1]; hi = (r[2] == "" ? r[1] : r[2]);
+       for (c = lo; c <= hi; c++) if (c != f) { print c; exit } }' <<< "$orig_a"
+}
+if (( $(nproc) >= 2 )) && command -v taskset > /dev/null; then
+  # 4. kill -9, then the owner pins a placed process before `corun restore`:
+  #    the owner's mask stays, the entry is dropped, the other is restored.
   start_daemon --comm "${tag}r"
   wait_for "a placement" any_placed
+  p=$a; q=$b; c=$(placed_cpu "$a")
+  [[ -z $c ]] && { p=$b; q=$a; c=$(placed_cpu "$b"); }
   stop_daemon KILL
-  "$CORUN" restore --journal-dir "$journal" > /dev/null; expect_eq "corun restore exit" $? 0
-  restored && ok || fail "corun restore left $a with $(allowed "$a"), $b with $(allowed "$b")"
+  mine=$(other_cpu "$c")
+  taskset -pc "$mine" "$p" > /dev/null || fail "taskset failed"
+  "$CORUN" restore --journal-dir "$journal" > "$tmp/restore.out"; expect_eq "restore exit (owner pin)" $? 0
+  expect_eq "owner's pin of $p kept by corun restore" "$(allowed "$p")" "$mine"
+  expect_eq "$q restored" "$(allowed "$q")" "$orig_a"
+  grep -q "left alone: its owner changed its affinity" "$tmp/restore.out" && ok ||
+    fail "restore did not say why it left $p: $(cat "$tmp/restore.out")"
+  expect_eq "journal empty after restore (owner pin)" "$(ls "$journal" 2> /dev/null | wc -l)" 0
+  taskset -pc "$orig_a" "$p" > /dev/null
+
+  # 5. A daemon starting beside a running `corun run` (same journal) leaves
+  #    the run's placement and entry alone: they are the run's to restore.
+  prog "${tag}u"
+  "$CORUN" run --journal-dir "$journal" --cpus "$mine" -- "$tmp/${tag}u" 600 2> /dev/null &
+  runpid=$!; kids+=("$runpid")
+  has_entry() { compgen -G "$journal/*.journal" > /dev/null; }
+  wait_for "corun run journaled its command" has_entry
+  cmd=$(pgrep -x "${tag}u")
+  start_daemon --comm "nothing-$tag"
+  expect_eq "the run's command still placed" "$(allowed "$cmd")" "$mine"
+  has_entry && ok || fail "the daemon's start-up took the running corun run's journal entry"
+  stop_daemon TERM
+  expect_eq "the run's command still placed after the daemon stops" "$(allowed "$cmd")" "$mine"
+  # Once that corun is dead (kill -9), its entry is anyone's: the next
+  # daemon start restores the command.
+  kill -9 "$runpid"; wait "$runpid" 2>/dev/null
+  kids+=("$cmd")
+  start_daemon --comm "nothing-$tag"
+  expect_eq "a dead run's command restored by the daemon's start-up" "$(allowed "$cmd")" "$orig_a"
+  has_entry && fail "the dead run's entry is still there" || ok
+  stop_daemon TERM
 else
-  echo "SKIP: corun restore --journal-dir is not in this build"
+  echo "SKIP: owner pin and shared-journal checks need taskset and two CPUs"
 fi
 finish

@@ -9,6 +9,7 @@ prog "${tag}x"        # same prefix, other name: not selected by the exact name
 for i in 1 2 3; do spawn "${tag}s"; sl[i]=$last; done
 spawn "${tag}x"; other=$last
 start_daemon --comm "${tag}s" --metrics "$tmp/corun.prom"
+expect_placing
 
 for i in 1 2 3; do wait_for "sleeper ${sl[i]} listed" listed "${sl[i]}"; done
 not_listed "$other" && ok || fail "$other (another name) is listed"

@@ -3,7 +3,9 @@
  * trip, malformed files named by line, start times read from /proc (live
  * and from a recorded tree whose command name holds spaces and
  * parentheses), and the replay after a crash: a pinned process is put back,
- * a process whose PID was recycled (start time differs) is left alone.
+ * a process whose PID was recycled (start time differs) is left alone, one
+ * its owner pinned since is not undone, an entry of a corun still running is
+ * kept; format-1 files are still read.
  */
 #include "testutil.h"
 
@@ -55,11 +57,17 @@ static void test_round_trip(void **state)
     assert_int_equal(corun_cpuset_parse(&e.cpus, "0-3,1500", NULL), 0);
     assert_int_equal(corun_cpuset_parse(&th[0].cpus, "0-3", NULL), 0);
     assert_int_equal(corun_cpuset_parse(&th[1].cpus, "2", NULL), 0);
+    assert_int_equal(corun_cpuset_parse(&e.applied, "2", NULL), 0);
+    e.owner = 99;
+    e.owner_start = 12345;
     e.threads = th;
     e.nthreads = 2;
     assert_int_equal(corun_journal_write(dir, &e), 0);
     snprintf(path, sizeof(path), "%s/4242-987654321.journal", dir);
     assert_int_equal(corun_journal_read(path, &r, &bad), 0);
+    assert_true(corun_cpuset_equal(&r.applied, &e.applied));
+    assert_int_equal(r.owner, 99);
+    assert_true(r.owner_start == 12345);
     assert_int_equal(r.pid, 4242);
     assert_true(r.start_time == 987654321ull);
     assert_string_equal(r.backend, "cpuset");
@@ -77,6 +85,7 @@ static void test_round_trip(void **state)
     assert_int_equal(corun_journal_remove(dir, 4242, 987654321ull), 0);
     assert_int_equal(corun_journal_remove(dir, 4242, 987654321ull), 0);
     corun_cpuset_release(&e.cpus);
+    corun_cpuset_release(&e.applied);
     corun_cpuset_release(&th[0].cpus);
     corun_cpuset_release(&th[1].cpus);
 }
@@ -87,7 +96,11 @@ static void test_malformed(void **state)
         const char *text;
         unsigned line;
     } cases[] = {
-        {"corun-journal 2\n", 1},
+        {"corun-journal 3\n", 1},
+        {"corun-journal 2\npid 12\nstart 5\nbackend affinity\ncpus 0\napplied x\nend\n", 6},
+        {"corun-journal 2\npid 12\nstart 5\nbackend affinity\ncpus 0\nowner 7\nend\n", 6},
+        /* format 1 has no applied mask nor owner */
+        {"corun-journal 1\npid 12\nstart 5\nbackend affinity\ncpus 0\napplied 1\nend\n", 6},
         {"corun-journal 1\npid 12\nstart 5\nbackend affinity\ncpus 0-1\n", 6}, /* no end */
         {"corun-journal 1\npid x\n", 2},
         {"corun-journal 1\npid 12\nstart 5\nbackend affinity\ncpus 0-\nend\n", 5},
@@ -114,6 +127,23 @@ static void test_malformed(void **state)
 
         assert_int_equal(corun_journal_read("/nonexistent/x.journal", &e, NULL), -ENOENT);
     }
+}
+
+/* A file of format 1 (no applied mask, no owner) is still read. */
+static void test_format1(void **state)
+{
+    struct corun_journal_entry e;
+    char path[256];
+
+    snprintf(path, sizeof(path), "%s/12-5.journal", dir);
+    write_file(path, "corun-journal 1\npid 12\nstart 5\nbackend affinity\ncomm x\ncpus 0-1\n"
+                     "thread 12 0\nend\n");
+    assert_int_equal(corun_journal_read(path, &e, NULL), 0);
+    assert_int_equal(e.pid, 12);
+    assert_null(e.applied.words);
+    assert_int_equal(e.owner, 0);
+    corun_journal_entry_release(&e);
+    unlink(path);
 }
 
 static void test_start_time(void **state)
@@ -219,12 +249,116 @@ static void test_replay_recycled_pid(void **state)
     corun_cpuset_release(&got);
 }
 
+/* Two distinct single CPUs, or skip (one CPU cannot show an owner's pin). */
+static bool two_cpus(pid_t pid, struct corun_cpuset *a, struct corun_cpuset *b)
+{
+    struct corun_cpuset all = {0};
+    int c0, c1;
+    char t[16];
+
+    assert_int_equal(corun__mask_get(pid, &all), 0);
+    c0 = corun_cpuset_next(&all, 0);
+    c1 = c0 >= 0 ? corun_cpuset_next(&all, (unsigned)c0 + 1) : -1;
+    corun_cpuset_release(&all);
+    if (c1 < 0)
+        return false;
+    snprintf(t, sizeof(t), "%d", c0);
+    assert_int_equal(corun_cpuset_parse(a, t, NULL), 0);
+    snprintf(t, sizeof(t), "%d", c1);
+    assert_int_equal(corun_cpuset_parse(b, t, NULL), 0);
+    return true;
+}
+
+/* An owner pinned the process after corun placed it: neither the replay nor
+ * the instance's own restore undoes that; the entry is dropped. */
+static void test_owner_pin_left_alone(void **state)
+{
+    struct corun_act_opts o = {.journal_dir = dir};
+    struct corun_cpuset ours = {0}, theirs = {0}, got = {0};
+    struct kid k = kid_start(0);
+    struct seen s = {0};
+    void *st;
+
+    if (!two_cpus(k.pid, &ours, &theirs)) {
+        kid_stop(&k);
+        skip();
+    }
+    /* After a crash. */
+    assert_int_equal(corun_act_affinity.open(&o, &st), 0);
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &ours), 0);
+    corun_act_affinity.close(st);
+    assert_int_equal(corun__mask_set(k.pid, &theirs), 0); /* taskset by its owner */
+    assert_int_equal(corun_act_restore_journal(&o, on_entry, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.err[0], 0);
+    assert_int_equal(corun__mask_get(k.pid, &got), 0);
+    assert_true(corun_cpuset_equal(&got, &theirs));
+    s.n = 0;
+    assert_int_equal(corun_act_restore_journal(&o, on_entry, &s), 0);
+    assert_int_equal(s.n, 0); /* dropped */
+    /* And by the instance itself (SIGTERM). */
+    assert_int_equal(corun_act_affinity.open(&o, &st), 0);
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &ours), 0);
+    assert_int_equal(corun__mask_set(k.pid, &theirs), 0);
+    assert_int_equal(corun_act_affinity.restore_all(st), 0);
+    assert_int_equal(corun__mask_get(k.pid, &got), 0);
+    assert_true(corun_cpuset_equal(&got, &theirs));
+    corun_act_affinity.close(st);
+    assert_int_equal(corun_act_restore_journal(&o, on_entry, &s), 0);
+    assert_int_equal(s.n, 0); /* restore dropped it too */
+    kid_stop(&k);
+    corun_cpuset_release(&ours);
+    corun_cpuset_release(&theirs);
+    corun_cpuset_release(&got);
+}
+
+/* An entry written by a corun that still runs is its own: kept untouched,
+ * reported -EBUSY, not a failure. One whose writer has exited is replayed. */
+static void test_owner_alive_kept(void **state)
+{
+    struct corun_act_opts o = {.journal_dir = dir};
+    struct corun_journal_entry e = {0};
+    struct corun_cpuset before = {0}, got = {0};
+    struct kid k = kid_start(0), w = kid_start(0);
+    struct seen s = {0};
+    char path[256];
+
+    assert_int_equal(corun__mask_get(k.pid, &before), 0);
+    e.pid = k.pid;
+    assert_int_equal(corun_proc_start_time(NULL, k.pid, &e.start_time), 0);
+    snprintf(e.backend, sizeof(e.backend), "affinity");
+    assert_int_equal(corun_cpuset_parse(&e.cpus, "0", NULL), 0);
+    e.owner = w.pid; /* the "corun" that placed it */
+    assert_int_equal(corun_proc_start_time(NULL, w.pid, &e.owner_start), 0);
+    assert_int_equal(corun_journal_write(dir, &e), 0);
+    snprintf(path, sizeof(path), "%s/%d-%llu.journal", dir, (int)e.pid, e.start_time);
+    assert_int_equal(corun_act_restore_journal(&o, on_entry, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.err[0], -EBUSY);
+    assert_int_equal(access(path, F_OK), 0);
+    assert_int_equal(corun__mask_get(k.pid, &got), 0);
+    assert_true(corun_cpuset_equal(&got, &before));
+    kid_stop(&w); /* the writer is gone (reaped): the entry is replayed */
+    s.n = 0;
+    assert_int_equal(corun_act_restore_journal(&o, on_entry, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.err[0], 0);
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(corun__mask_get(k.pid, &got), 0);
+    assert_true(corun_cpuset_equal(&got, &e.cpus));
+    kid_stop(&k);
+    corun_journal_entry_release(&e);
+    corun_cpuset_release(&before);
+    corun_cpuset_release(&got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_start_time),          cmocka_unit_test(test_replay_after_crash),
-        cmocka_unit_test(test_replay_recycled_pid),
+        cmocka_unit_test(test_round_trip),           cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_start_time),           cmocka_unit_test(test_replay_after_crash),
+        cmocka_unit_test(test_replay_recycled_pid),  cmocka_unit_test(test_format1),
+        cmocka_unit_test(test_owner_pin_left_alone), cmocka_unit_test(test_owner_alive_kept),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
