@@ -4,6 +4,7 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps configure demo test bench install asan tsan fuzz clean
 
