@@ -256,11 +256,16 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
         if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus)
             continue;
         cnt[cpu[i]]++;
+    }
+    /* A task time-sharing a CPU with k-1 others presses 1/k of the time. */
+    for (unsigned i = 0; i < pm->n; i++) {
+        if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus)
+            continue;
         for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
             int d = pm->dom[cpu[i] * CORUN__PM_NLEV + li];
 
             if (d >= 0)
-                sum[li][d] += pm->press[i * CORUN__PM_NLEV + li];
+                sum[li][d] += pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
         }
     }
     for (unsigned i = 0; i < pm->n; i++) {
@@ -274,7 +279,8 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
 
                 if (d >= 0)
                     x += pm->sens[i * CORUN__PM_NLEV + li] *
-                         corun__pm_phi(li, sum[li][d] - pm->press[i * CORUN__PM_NLEV + li]);
+                         corun__pm_phi(li, sum[li][d] -
+                                               pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]]);
             }
             s = corun__pm_cf(pm, i, (unsigned)cpu[i]) / (1.0 + x) / cnt[cpu[i]];
         }

@@ -37,10 +37,24 @@ struct ls {
 
 #define LEV(pm, c, li) ((pm)->dom[(c) * CORUN__PM_NLEV + (li)])
 
-static void link_task(struct ls *ls, unsigned t, unsigned c)
+/* Adds @sign times the pressure of CPU @c's tasks to its domains' sums: a
+ * task time-sharing a CPU with k-1 others presses 1/k of the time. */
+static void cpu_contrib(struct ls *ls, unsigned c, double sign)
 {
     const struct corun__pm *pm = ls->pm;
 
+    if (!ls->cnt[c])
+        return;
+    for (int t = ls->head[c]; t >= 0; t = ls->next[t])
+        for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
+            if (LEV(pm, c, li) >= 0)
+                ls->sum[li][LEV(pm, c, li)] +=
+                    sign * pm->press[(unsigned)t * CORUN__PM_NLEV + li] / ls->cnt[c];
+}
+
+static void link_task(struct ls *ls, unsigned t, unsigned c)
+{
+    cpu_contrib(ls, c, -1);
     ls->cpu[t] = (int)c;
     ls->prev[t] = -1;
     ls->next[t] = ls->head[c];
@@ -48,16 +62,14 @@ static void link_task(struct ls *ls, unsigned t, unsigned c)
         ls->prev[ls->head[c]] = (int)t;
     ls->head[c] = (int)t;
     ls->cnt[c]++;
-    for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
-        if (LEV(pm, c, li) >= 0)
-            ls->sum[li][LEV(pm, c, li)] += pm->press[t * CORUN__PM_NLEV + li];
+    cpu_contrib(ls, c, +1);
 }
 
 static void unlink_task(struct ls *ls, unsigned t)
 {
-    const struct corun__pm *pm = ls->pm;
     unsigned c = (unsigned)ls->cpu[t];
 
+    cpu_contrib(ls, c, -1);
     if (ls->prev[t] >= 0)
         ls->next[ls->prev[t]] = ls->next[t];
     else
@@ -65,9 +77,7 @@ static void unlink_task(struct ls *ls, unsigned t)
     if (ls->next[t] >= 0)
         ls->prev[ls->next[t]] = ls->prev[t];
     ls->cnt[c]--;
-    for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
-        if (LEV(pm, c, li) >= 0)
-            ls->sum[li][LEV(pm, c, li)] -= pm->press[t * CORUN__PM_NLEV + li];
+    cpu_contrib(ls, c, +1);
 }
 
 /* Weighted speed of task @t where it is now, from the current sums. */
@@ -82,7 +92,8 @@ static double speed_of(const struct ls *ls, unsigned t)
 
         if (d >= 0)
             x += pm->sens[t * CORUN__PM_NLEV + li] *
-                 corun__pm_phi(li, ls->sum[li][d] - pm->press[t * CORUN__PM_NLEV + li]);
+                 corun__pm_phi(li, ls->sum[li][d] -
+                                       pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c]);
     }
     return pm->w[t] * corun__pm_cf(pm, t, c) / (1.0 + x) / ls->cnt[c];
 }
