@@ -40,7 +40,7 @@ struct corun_profile_opts {
     double ema;        /* weight of a new interval in smoothed figures; 0: 0.5 */
     double learn_rate; /* NLMS step for the learned offsets; 0: 0.25; <0: no learning */
     double prior_pull; /* share of a learned offset dropped each interval; 0: 0.02 */
-    double best_decay; /* per-interval decay of the best perf seen; 0: 0.995 */
+    double best_decay; /* per-interval decay of the best perf seen; 0: 0.999 */
 };
 
 /* One interval's observation of one task. */

@@ -1,0 +1,381 @@
+/*
+ * profile.c — the online learner of interference profiles (corun/profile.h).
+ *
+ * Each interval, for each task: counter deltas become figures, smoothed by
+ * an exponential moving average; IPC is corrected to the reference clock with
+ * the frequency ratio and the task's memory share, so that a lower clock
+ * (more active cores, a thermal cap) is not read as interference; the
+ * observed extra run time is the best corrected IPC seen (decaying slowly so
+ * that phase changes are forgiven) over the smoothed one, minus one.
+ *
+ * Co-runners are the tasks pinned to CPUs in the same domain at a level; the
+ * prediction of struct corun_task_profile's model (the same phi as the
+ * policies') is compared with the observation and the error is attributed
+ * by normalised least mean squares: half to the victim's sensitivities in
+ * proportion to the pressure it felt at each level, half to its co-runners'
+ * pressures in proportion to the victim's sensitivity there. What is learned
+ * is an offset to the class prior, pulled back a little each interval so
+ * that a wrong lesson fades when no longer confirmed.
+ *
+ * The class comes from the figures seen when the task ran best (least
+ * contended): a rabbit squeezed by a streamer misses like a devil, and must
+ * not be classed as one.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corun/profile.h"
+
+#define NLEV 4
+static const enum corun_level levels[NLEV] = {CORUN_LEVEL_CORE, CORUN_LEVEL_L2, CORUN_LEVEL_L3,
+                                              CORUN_LEVEL_NUMA};
+
+struct slot {
+    unsigned id;
+    enum corun_class hint;
+    double weight;
+    /* smoothed figures */
+    double ipc, fr, mpki, miss_ratio, bw, util;
+    double perf, best;                       /* IPC at the reference clock */
+    double best_ipc, best_mpki, best_miss;   /* figures when it ran best */
+    double x_obs;                            /* observed extra run time */
+    double dpress[NLEV], dsens[NLEV];        /* learned offsets to the prior */
+    unsigned intervals;
+    struct corun_task_profile prof;
+};
+
+struct corun_profiler {
+    const struct corun_topo *topo;
+    struct corun_profile_opts o;
+    struct slot *slots;
+    unsigned nslots, cap;
+};
+
+static double phi(unsigned li, double p)
+{
+    return (li == 1 || li == 2) ? p / (1.0 + p) : p;
+}
+
+static double dphi(unsigned li, double p)
+{
+    return (li == 1 || li == 2) ? 1.0 / ((1.0 + p) * (1.0 + p)) : 1.0;
+}
+
+int corun_profiler_new(const struct corun_topo *topo, const struct corun_profile_opts *opts,
+                       struct corun_profiler **out)
+{
+    struct corun_profiler *p;
+
+    if (!topo || !out)
+        return -EINVAL;
+    p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    p->topo = topo;
+    if (opts)
+        p->o = *opts;
+    if (!(p->o.ema > 0 && p->o.ema <= 1))
+        p->o.ema = 0.5;
+    if (p->o.learn_rate == 0)
+        p->o.learn_rate = 0.25;
+    if (!(p->o.prior_pull > 0 && p->o.prior_pull < 1))
+        p->o.prior_pull = 0.02;
+    if (!(p->o.best_decay > 0 && p->o.best_decay <= 1))
+        p->o.best_decay = 0.999;
+    *out = p;
+    return 0;
+}
+
+void corun_profiler_free(struct corun_profiler *p)
+{
+    if (!p)
+        return;
+    free(p->slots);
+    free(p);
+}
+
+static enum corun_class slot_class(const struct slot *s)
+{
+    if ((unsigned)s->hint < CORUN_NCLASSES)
+        return s->hint;
+    return corun_profile_classify(s->best_ipc, s->best_mpki, s->best_miss);
+}
+
+static double clampd(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Press and sens of @s at level index @li: prior plus learned offset. */
+static void slot_ps(const struct slot *s, unsigned li, double *press, double *sens)
+{
+    double p, q;
+
+    corun_profile_prior(slot_class(s), levels[li], &p, &q);
+    *press = clampd(p + s->dpress[li], 0, 4);
+    *sens = clampd(q + s->dsens[li], 0, 4);
+}
+
+static void refresh_profile(struct slot *s)
+{
+    struct corun_task_profile *t = &s->prof;
+
+    t->id = s->id;
+    t->cls = slot_class(s);
+    t->weight = s->weight;
+    t->ipc = s->ipc;
+    t->freq_ratio = s->fr;
+    t->llc_mpki = s->mpki;
+    t->llc_miss_ratio = s->miss_ratio;
+    t->mem_bw_bps = s->bw;
+    t->cpu_util = s->util;
+    for (int l = 0; l < CORUN_NLEVELS; l++)
+        t->pressure[l] = t->sensitivity[l] = 0;
+    for (unsigned li = 0; li < NLEV; li++)
+        slot_ps(s, li, &t->pressure[levels[li]], &t->sensitivity[levels[li]]);
+    t->cpu = -1;
+}
+
+int corun_profiler_add(struct corun_profiler *p, unsigned id, enum corun_class hint,
+                       double weight, unsigned *slot)
+{
+    struct slot *s;
+
+    if (p->nslots == p->cap) {
+        unsigned cap = p->cap ? 2 * p->cap : 16;
+        struct slot *v = realloc(p->slots, cap * sizeof(*v));
+
+        if (!v)
+            return -ENOMEM;
+        p->slots = v;
+        p->cap = cap;
+    }
+    s = &p->slots[p->nslots];
+    memset(s, 0, sizeof(*s));
+    s->id = id;
+    s->hint = (unsigned)hint < CORUN_NCLASSES ? hint : CORUN_CLASS_UNKNOWN;
+    s->weight = weight > 0 ? weight : 1.0;
+    s->ipc = s->fr = s->mpki = s->miss_ratio = s->bw = s->util = NAN;
+    s->perf = s->best = s->best_ipc = s->best_mpki = s->best_miss = s->x_obs = NAN;
+    refresh_profile(s);
+    if (slot)
+        *slot = p->nslots;
+    p->nslots++;
+    return 0;
+}
+
+static double ema(double old, double v, double a)
+{
+    if (!isfinite(v))
+        return old;
+    return isfinite(old) ? old + a * (v - old) : v;
+}
+
+#define HAS(smp, ev) (((smp)->valid & CORUN_EV_BIT(ev)) != 0)
+#define D(ob, ev) ((double)((ob)->cur->value[ev] - (ob)->prev->value[ev]))
+
+/* Figures of one interval into the slot's smoothed ones. */
+static void observe(struct corun_profiler *p, struct slot *s, const struct corun_profile_obs *ob)
+{
+    double a = p->o.ema, ipc = NAN, fr = NAN, mpki = NAN, mr = NAN, bw = NAN, util = NAN;
+    double dt, instr, perf, mf;
+    uint64_t both;
+
+    if (!ob->prev || ob->cur->t_ns <= ob->prev->t_ns)
+        return;
+    both = ob->cur->valid & ob->prev->valid;
+    dt = (double)(ob->cur->t_ns - ob->prev->t_ns);
+    instr = (both & CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS)) ? D(ob, CORUN_EV_INSTRUCTIONS) : NAN;
+    if ((both & CORUN_EV_BIT(CORUN_EV_CYCLES)) && D(ob, CORUN_EV_CYCLES) > 0)
+        ipc = instr / D(ob, CORUN_EV_CYCLES);
+    if ((both & CORUN_EV_BIT(CORUN_EV_REF_CYCLES)) && (both & CORUN_EV_BIT(CORUN_EV_CYCLES)) &&
+        D(ob, CORUN_EV_REF_CYCLES) > 0)
+        fr = D(ob, CORUN_EV_CYCLES) / D(ob, CORUN_EV_REF_CYCLES);
+    if ((both & CORUN_EV_BIT(CORUN_EV_LLC_MISSES)) && instr > 0) {
+        mpki = D(ob, CORUN_EV_LLC_MISSES) * 1000.0 / instr;
+        bw = D(ob, CORUN_EV_LLC_MISSES) * 64.0 / dt * 1e9;
+        if ((both & CORUN_EV_BIT(CORUN_EV_LLC_REFERENCES)) && D(ob, CORUN_EV_LLC_REFERENCES) > 0)
+            mr = D(ob, CORUN_EV_LLC_MISSES) / D(ob, CORUN_EV_LLC_REFERENCES);
+    }
+    if (both & CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS))
+        util = D(ob, CORUN_EV_TASK_CLOCK_NS) / dt;
+    s->ipc = ema(s->ipc, ipc, a);
+    s->fr = ema(s->fr, fr, a);
+    s->mpki = ema(s->mpki, mpki, a);
+    s->miss_ratio = ema(s->miss_ratio, mr, a);
+    s->bw = ema(s->bw, bw, a);
+    s->util = ema(s->util, util, a);
+    if (!isfinite(ipc) || (isfinite(util) && util < 0.05))
+        return; /* nothing to learn from a task that hardly ran */
+    /* IPC at the reference clock: memory stalls take fixed time, so their
+     * share of cycles scales with the clock; compute cycles do not. */
+    mf = corun_profile_mem_share(ipc, mpki);
+    perf = isfinite(fr) && fr > 0 ? ipc / ((1.0 - mf) + mf / fr) : ipc;
+    s->perf = ema(s->perf, perf, a);
+    s->intervals++;
+    if (!isfinite(s->best) || s->perf > s->best) {
+        s->best = s->perf;
+        s->best_ipc = isfinite(fr) && fr > 0 ? perf : ipc;
+        s->best_mpki = s->mpki;
+        s->best_miss = s->miss_ratio;
+    } else {
+        s->best *= p->o.best_decay;
+    }
+    s->x_obs = s->intervals >= 2 ? s->best / s->perf - 1.0 : NAN;
+}
+
+/* Index of @cpu's domain at level index @li, or -1. */
+static int dom_of(const struct corun_profiler *p, int cpu, unsigned li)
+{
+    const struct corun_topo_cpu *c = cpu >= 0 ? corun_topo_cpu(p->topo, (unsigned)cpu) : NULL;
+
+    return c ? c->dom[levels[li]] : -1;
+}
+
+/*
+ * The co-run lesson of one interval: for every pinned task with an observed
+ * slowdown, the error of the predicted one, shared out by NLMS. Pressure
+ * updates are gathered per domain first (a domain's victims' pull on its
+ * members) and applied after, so the result does not depend on the order of
+ * @obs.
+ */
+static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned n)
+{
+    unsigned ncpus = corun_topo_ncpus(p->topo), nd[NLEV];
+    double *sum[NLEV] = {0}, *pull[NLEV] = {0};
+    unsigned *cnt = calloc(ncpus ? ncpus : 1, sizeof(*cnt)), *members[NLEV] = {0};
+    double eta = p->o.learn_rate;
+    int err = -ENOMEM;
+
+    if (!cnt)
+        return -ENOMEM;
+    for (unsigned li = 0; li < NLEV; li++) {
+        nd[li] = corun_topo_ndomains(p->topo, levels[li]);
+        sum[li] = calloc(nd[li] ? nd[li] : 1, sizeof(double));
+        pull[li] = calloc(nd[li] ? nd[li] : 1, sizeof(double));
+        members[li] = calloc(nd[li] ? nd[li] : 1, sizeof(unsigned));
+        if (!sum[li] || !pull[li] || !members[li])
+            goto out_free;
+    }
+    for (unsigned k = 0; k < n; k++)
+        if (obs[k].cpu >= 0 && (unsigned)obs[k].cpu < ncpus)
+            cnt[obs[k].cpu]++;
+    for (unsigned k = 0; k < n; k++) {
+        const struct slot *s = &p->slots[obs[k].slot];
+
+        if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus)
+            continue;
+        for (unsigned li = 0; li < NLEV; li++) {
+            int d = dom_of(p, obs[k].cpu, li);
+            double pr, se;
+
+            if (d < 0)
+                continue;
+            slot_ps(s, li, &pr, &se);
+            sum[li][d] += pr / cnt[obs[k].cpu];
+            members[li][d]++;
+        }
+    }
+    /* Victims: their own sensitivity now, their domains' pull later. */
+    for (unsigned k = 0; k < n; k++) {
+        struct slot *s = &p->slots[obs[k].slot];
+        double f[NLEV] = {0}, g[NLEV] = {0}, xhat = 0, norm = 0.05, e;
+        unsigned nb[NLEV] = {0};
+        int d[NLEV];
+
+        if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus || !isfinite(s->x_obs))
+            continue;
+        for (unsigned li = 0; li < NLEV; li++) {
+            double pr, se, others;
+
+            d[li] = dom_of(p, obs[k].cpu, li);
+            if (d[li] < 0 || members[li][d[li]] < 2)
+                continue;
+            slot_ps(s, li, &pr, &se);
+            others = sum[li][d[li]] - pr / cnt[obs[k].cpu];
+            if (others < 0)
+                others = 0;
+            nb[li] = members[li][d[li]] - 1;
+            f[li] = phi(li, others);
+            g[li] = se * dphi(li, others);
+            xhat += se * f[li];
+            norm += f[li] * f[li] + nb[li] * g[li] * g[li];
+        }
+        e = s->x_obs - xhat;
+        for (unsigned li = 0; li < NLEV; li++) {
+            if (!nb[li])
+                continue;
+            s->dsens[li] += eta * e * f[li] / norm;
+            /* Shared among the domain's victims (members - 0): divided by
+             * the members so that a crowded domain does not overshoot. */
+            pull[li][d[li]] += eta * e * g[li] / norm / members[li][d[li]];
+        }
+    }
+    for (unsigned k = 0; k < n; k++) {
+        struct slot *s = &p->slots[obs[k].slot];
+
+        if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus)
+            continue;
+        for (unsigned li = 0; li < NLEV; li++) {
+            int d = dom_of(p, obs[k].cpu, li);
+
+            /* Its own pull as a victim is in the domain's total; the
+             * error there is not its doing, but one share in many is a
+             * small bias, accepted for an O(n) update. */
+            if (d >= 0 && members[li][d] >= 2)
+                s->dpress[li] += pull[li][d] / cnt[obs[k].cpu];
+        }
+    }
+    err = 0;
+out_free:
+    for (unsigned li = 0; li < NLEV; li++) {
+        free(sum[li]);
+        free(pull[li]);
+        free(members[li]);
+    }
+    free(cnt);
+    return err;
+}
+
+int corun_profiler_update(struct corun_profiler *p, const struct corun_profile_obs *obs,
+                          unsigned n)
+{
+    int err = 0;
+
+    for (unsigned k = 0; k < n; k++)
+        if (obs[k].slot >= p->nslots || !obs[k].cur)
+            return -EINVAL;
+    for (unsigned k = 0; k < n; k++)
+        observe(p, &p->slots[obs[k].slot], &obs[k]);
+    if (p->o.learn_rate > 0)
+        err = learn(p, obs, n);
+    for (unsigned i = 0; i < p->nslots; i++) {
+        struct slot *s = &p->slots[i];
+
+        for (unsigned li = 0; li < NLEV; li++) {
+            double pr, se;
+
+            s->dpress[li] *= 1.0 - p->o.prior_pull;
+            s->dsens[li] *= 1.0 - p->o.prior_pull;
+            /* Keep offsets where they still move the clamped value. */
+            slot_ps(s, li, &pr, &se);
+            corun_profile_prior(slot_class(s), levels[li], &pr, &se);
+            s->dpress[li] = clampd(s->dpress[li], -pr, 4 - pr);
+            s->dsens[li] = clampd(s->dsens[li], -se, 4 - se);
+        }
+        refresh_profile(s);
+    }
+    return err;
+}
+
+const struct corun_task_profile *corun_profiler_get(const struct corun_profiler *p, unsigned slot)
+{
+    return slot < p->nslots ? &p->slots[slot].prof : NULL;
+}
+
+double corun_profiler_observed_slowdown(const struct corun_profiler *p, unsigned slot)
+{
+    return slot < p->nslots ? p->slots[slot].x_obs : NAN;
+}
