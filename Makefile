@@ -5,7 +5,7 @@ DESTDIR  ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure demo test bench install asan tsan clean
+.PHONY: all deps configure demo test bench install asan tsan fuzz clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -37,4 +37,9 @@ asan: deps
 	@bash scripts/run-tests.sh build-asan
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+
+# libFuzzer binaries of every fuzz target (clang), into build-fuzz/fuzz/.
+fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCORUN_FUZZ=ON >/dev/null
+	cmake --build build-fuzz -j $(JOBS)

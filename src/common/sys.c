@@ -47,18 +47,19 @@ static int real_process_madvise(int pidfd, const void *iov, size_t vlen, int adv
     return (int)syscall(SYS_process_madvise, pidfd, iov, vlen, advice, flags);
 }
 
-static const struct corun__syscalls real_syscalls = {
-    .perf_event_open = real_perf_event_open,
-    .sched_setaffinity = sched_setaffinity,
-    .sched_getaffinity = sched_getaffinity,
-    .pidfd_open = real_pidfd_open,
-    .pidfd_send_signal = real_pidfd_send_signal,
-    .futex = real_futex,
-    .clock_gettime = clock_gettime,
-    .process_madvise = real_process_madvise,
-};
+/* Spelled once, used for the table's initialiser and for the reset (a
+ * const struct is not a constant expression in C). */
+#define REAL_SYSCALLS                                                                              \
+    {                                                                                              \
+        .perf_event_open = real_perf_event_open, .sched_setaffinity = sched_setaffinity,           \
+        .sched_getaffinity = sched_getaffinity, .pidfd_open = real_pidfd_open,                     \
+        .pidfd_send_signal = real_pidfd_send_signal, .futex = real_futex,                          \
+        .clock_gettime = clock_gettime, .process_madvise = real_process_madvise,                   \
+    }
 
-struct corun__syscalls corun__sys = real_syscalls;
+static const struct corun__syscalls real_syscalls = REAL_SYSCALLS;
+
+struct corun__syscalls corun__sys = REAL_SYSCALLS;
 
 void corun__sys_reset(void)
 {
