@@ -99,6 +99,18 @@ CORUN_API void corun_profile_prior(enum corun_class cls, enum corun_level level,
                                    double *pressure, double *sensitivity);
 
 /*
+ * corun_profile_core_pair() - the class prior of what an SMT sibling of
+ * class @aggressor does to one of class @victim: the victim's extra run time
+ * (0.68: two compute-bound threads each run at 1/1.68 of their speed alone).
+ * The core level of the model is pairwise: the predicted extra time is
+ *   (sens_v / prior_sens_v) * sum over siblings a of
+ *       core_pair(v, a) * (press_a / prior_press_a)
+ * with sens and press the profiles' core-level figures and the priors those
+ * of corun_profile_prior(). UNKNOWN classes give the mean over classes.
+ */
+CORUN_API double corun_profile_core_pair(enum corun_class victim, enum corun_class aggressor);
+
+/*
  * corun_profile_classify() - the class counters suggest: @ipc at the
  * reference clock, LLC misses per kilo-instruction @mpki and LLC miss ratio
  * @miss_ratio (NaN when unknown). CORUN_CLASS_UNKNOWN when @mpki is NaN.

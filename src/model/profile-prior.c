@@ -3,33 +3,73 @@
  * it share anything: a class from its counters and the typical pressure and
  * sensitivity of that class at each sharing level.
  *
- * The figures are starting points, set so that the products of the model of
- * struct corun_task_profile land inside the published bands the simulator
- * is calibrated on (../shared/SIMULATOR.md): two compute-bound threads on one
- * SMT core yield about 1.0-1.1 together, compute with memory-bound about
- * 1.4-1.5, two streamers about 1.1 on the core alone; a pointer chaser beside
- * a streamer in one LLC loses well over half its speed; rabbits lose most
- * when a cache is shared with streamers. The learner corrects them per task.
+ * The figures are starting points fitted to the pair slowdowns of the
+ * contention model of ../shared/SIMULATOR.md, itself calibrated on published
+ * measurements: two compute-bound threads on one SMT core slow each other by
+ * about 40%, a compute-bound thread loses most beside a pointer chaser (a
+ * stalled thread still holds issue slots), memory-bound ones lose least;
+ * rabbits lose most when an LLC is shared with streamers. They vary with the
+ * machine (cache sizes, bandwidth per core), which is why the learner
+ * corrects them per task.
  */
 #include <math.h>
+#include <stdbool.h>
 
 #include "corun/profile.h"
+#include "model/profile-internal.h"
 
-/* Rows: classes; columns: core, L2, L3, NUMA. */
+/* Rows: classes; columns: core, L2, L3, NUMA. Fitted to the simulator's
+ * pair slowdowns on an SMT2 machine with per-core L2 (the core column holds
+ * what siblings do to each other through the pipeline and their shared L2)
+ * and to a victim beside one and several streamers in an LLC; the L2 column
+ * (clusters and modules of several cores) is half the L3 one. */
 static const double prior_press[CORUN_NCLASSES][4] = {
     [CORUN_CLASS_COMPUTE] = {1.00, 0.01, 0.02, 0.00},
-    [CORUN_CLASS_SHEEP] = {0.70, 0.10, 0.20, 0.03},
-    [CORUN_CLASS_RABBIT] = {0.50, 0.40, 0.80, 0.10},
-    [CORUN_CLASS_CHASING] = {0.15, 1.00, 2.00, 0.15},
-    [CORUN_CLASS_STREAMING] = {0.25, 1.50, 3.00, 0.30},
+    [CORUN_CLASS_SHEEP] = {0.50, 0.05, 0.10, 0.05},
+    [CORUN_CLASS_RABBIT] = {0.90, 0.40, 0.80, 0.30},
+    [CORUN_CLASS_CHASING] = {1.30, 0.30, 0.60, 0.20},
+    [CORUN_CLASS_STREAMING] = {1.10, 1.00, 2.00, 1.00},
 };
 static const double prior_sens[CORUN_NCLASSES][4] = {
-    [CORUN_CLASS_COMPUTE] = {1.00, 0.02, 0.05, 0.02},
-    [CORUN_CLASS_SHEEP] = {0.70, 0.15, 0.30, 0.15},
-    [CORUN_CLASS_RABBIT] = {0.50, 0.50, 1.50, 0.50},
-    [CORUN_CLASS_CHASING] = {0.30, 0.40, 1.00, 0.90},
-    [CORUN_CLASS_STREAMING] = {0.40, 0.05, 0.10, 0.70},
+    [CORUN_CLASS_COMPUTE] = {0.68, 0.01, 0.02, 0.01},
+    [CORUN_CLASS_SHEEP] = {0.30, 0.15, 0.30, 0.03},
+    [CORUN_CLASS_RABBIT] = {0.50, 0.35, 0.70, 0.10},
+    [CORUN_CLASS_CHASING] = {0.30, 0.18, 0.35, 0.12},
+    [CORUN_CLASS_STREAMING] = {0.50, 0.02, 0.03, 0.10},
 };
+
+/*
+ * Two threads on one SMT core do not interfere in proportion to one
+ * pressure and one sensitivity: compute-bound threads fight for issue
+ * slots, memory-bound ones for the misses a core keeps in flight, and a
+ * stalled pointer chaser still holds issue slots. So the core level has a
+ * class-pair table (victim row, aggressor column: extra run time of the
+ * victim), fitted to the simulator's SMT pair slowdowns less what the same
+ * pair costs on two cores of one LLC (counted at the L3 and memory levels).
+ * A task's learned core sensitivity and pressure scale its row and column.
+ */
+static const double core_pair[CORUN_NCLASSES][CORUN_NCLASSES] = {
+    [CORUN_CLASS_COMPUTE] = {0.68, 0.38, 0.45, 0.88, 0.55},
+    [CORUN_CLASS_SHEEP] = {0.34, 0.05, 0.10, 0.25, 0.15},
+    [CORUN_CLASS_RABBIT] = {0.28, 0.15, 0.30, 0.50, 0.50},
+    [CORUN_CLASS_CHASING] = {0.15, 0.14, 0.22, 0.38, 0.30},
+    [CORUN_CLASS_STREAMING] = {0.34, 0.20, 0.30, 0.40, 0.65},
+};
+
+double corun_profile_core_pair(enum corun_class victim, enum corun_class aggressor)
+{
+    bool kv = (unsigned)victim < CORUN_NCLASSES, ka = (unsigned)aggressor < CORUN_NCLASSES;
+    double s = 0;
+
+    if (kv && ka)
+        return core_pair[victim][aggressor];
+    /* Unknown on either side: the mean over what is unknown. */
+    for (int v = 0; v < CORUN_NCLASSES; v++)
+        for (int a = 0; a < CORUN_NCLASSES; a++)
+            if ((!kv || v == (int)victim) && (!ka || a == (int)aggressor))
+                s += core_pair[v][a];
+    return s / ((kv ? 1 : CORUN_NCLASSES) * (ka ? 1 : CORUN_NCLASSES));
+}
 
 static int level_col(enum corun_level level)
 {
@@ -86,15 +126,52 @@ enum corun_class corun_profile_classify(double ipc, double mpki, double miss_rat
     if (isnan(mpki))
         return CORUN_CLASS_UNKNOWN;
     refs_pki = (!isnan(miss_ratio) && miss_ratio > 0) ? mpki / miss_ratio : NAN;
-    if (mpki >= 10 && (isnan(miss_ratio) || miss_ratio >= 0.6))
-        return (!isnan(ipc) && ipc < 0.3) ? CORUN_CLASS_CHASING : CORUN_CLASS_STREAMING;
-    if (!isnan(refs_pki) && refs_pki >= 8 && miss_ratio < 0.6)
+    if (mpki >= 10) {
+        if (!isnan(ipc) && ipc < 0.2)
+            return CORUN_CLASS_CHASING; /* one miss at a time: IPC collapses */
+        if (isnan(miss_ratio) || miss_ratio >= 0.8)
+            return CORUN_CLASS_STREAMING;
         return CORUN_CLASS_RABBIT;
-    if (mpki >= 10)
+    }
+    if (!isnan(refs_pki) && refs_pki >= 8 && miss_ratio < 0.8)
         return CORUN_CLASS_RABBIT;
-    if (mpki >= 1)
+    if (mpki >= 0.5)
         return CORUN_CLASS_SHEEP;
     return CORUN_CLASS_COMPUTE;
+}
+
+int corun__share_dom(const struct corun_topo *topo, unsigned cpu, enum corun_level level,
+                     double *scale)
+{
+    const struct corun_topo_cpu *c = corun_topo_cpu(topo, cpu);
+    const struct corun_topo_domain *d, *core;
+    int dom;
+
+    *scale = 1.0;
+    if (!c)
+        return -1;
+    dom = c->dom[level];
+    if (dom < 0)
+        return -1;
+    d = corun_topo_domain(topo, level, (unsigned)dom);
+    if (level == CORUN_LEVEL_L2 && c->dom[CORUN_LEVEL_CORE] >= 0) {
+        core = corun_topo_domain(topo, CORUN_LEVEL_CORE, (unsigned)c->dom[CORUN_LEVEL_CORE]);
+        if (d && core && d->ncpus <= core->ncpus)
+            return -1; /* a per-core L2: what siblings share is the core's */
+    }
+    if (level == CORUN_LEVEL_NUMA && d) {
+        unsigned cores = 0;
+
+        for (unsigned k = 0; k < d->ncpus; k++)
+            cores += corun_topo_cpu(topo, d->cpus[k])->smt_rank == 0;
+        if (cores)
+            *scale = 6.0 / cores;
+        if (*scale < 0.1)
+            *scale = 0.1;
+        if (*scale > 2)
+            *scale = 2;
+    }
+    return dom;
 }
 
 /*

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "corun/profile.h"
+#include "model/profile-internal.h"
 
 #define NLEV 4
 static const enum corun_level levels[NLEV] = {CORUN_LEVEL_CORE, CORUN_LEVEL_L2, CORUN_LEVEL_L3,
@@ -226,24 +227,54 @@ static void observe(struct corun_profiler *p, struct slot *s, const struct corun
     s->x_obs = s->intervals >= 2 ? s->best / s->perf - 1.0 : NAN;
 }
 
-/* Index of @cpu's domain at level index @li, or -1. */
-static int dom_of(const struct corun_profiler *p, int cpu, unsigned li)
+/* Index of @cpu's domain at level index @li as the model counts it, or -1;
+ * the weight of pressure there in *@scale (may be NULL). */
+static int dom_of(const struct corun_profiler *p, int cpu, unsigned li, double *scale)
 {
-    const struct corun_topo_cpu *c = cpu >= 0 ? corun_topo_cpu(p->topo, (unsigned)cpu) : NULL;
+    double sc;
+    int d = cpu >= 0 ? corun__share_dom(p->topo, (unsigned)cpu, levels[li], &sc) : -1;
 
-    return c ? c->dom[levels[li]] : -1;
+    if (scale)
+        *scale = sc;
+    return d;
+}
+
+/* Index of a class in the core-level sums: the five classes, then unknown. */
+#define NCLS (CORUN_NCLASSES + 1)
+static unsigned cls_idx(enum corun_class c)
+{
+    return (unsigned)c < CORUN_NCLASSES ? (unsigned)c : NCLS - 1;
+}
+
+static enum corun_class idx_cls(unsigned k)
+{
+    return k < CORUN_NCLASSES ? (enum corun_class)k : CORUN_CLASS_UNKNOWN;
+}
+
+/* Core-level multipliers of @s: its sensitivity and pressure over its
+ * class prior (the pairwise table of corun_profile_core_pair() is scaled by
+ * them), and those priors. */
+static void core_mult(const struct slot *s, double *ms, double *mp, double *s0, double *p0)
+{
+    double pr, se;
+
+    corun_profile_prior(slot_class(s), CORUN_LEVEL_CORE, p0, s0);
+    slot_ps(s, 0, &pr, &se);
+    *ms = *s0 > 0 ? se / *s0 : 1;
+    *mp = *p0 > 0 ? pr / *p0 : 1;
 }
 
 /*
  * The co-run lesson of one interval: for every pinned task with an observed
  * slowdown, the error of the predicted one, shared out by NLMS. Pressure
  * updates are gathered per domain first (a domain's victims' pull on its
- * members) and applied after, so the result does not depend on the order of
- * @obs.
+ * members; per class of member at the core level) and applied after, so the
+ * result does not depend on the order of @obs. Per level, sums are indexed
+ * d * width + k, with width NCLS and k the class at the core level.
  */
 static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned n)
 {
-    unsigned ncpus = corun_topo_ncpus(p->topo), nd[NLEV];
+    unsigned ncpus = corun_topo_ncpus(p->topo), nd[NLEV], width[NLEV];
     double *sum[NLEV] = {0}, *pull[NLEV] = {0};
     unsigned *cnt = calloc(ncpus ? ncpus : 1, sizeof(*cnt)), *members[NLEV] = {0};
     double eta = p->o.learn_rate;
@@ -253,8 +284,9 @@ static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, 
         return -ENOMEM;
     for (unsigned li = 0; li < NLEV; li++) {
         nd[li] = corun_topo_ndomains(p->topo, levels[li]);
-        sum[li] = calloc(nd[li] ? nd[li] : 1, sizeof(double));
-        pull[li] = calloc(nd[li] ? nd[li] : 1, sizeof(double));
+        width[li] = li == 0 ? NCLS : 1;
+        sum[li] = calloc((nd[li] ? nd[li] : 1) * width[li], sizeof(double));
+        pull[li] = calloc((nd[li] ? nd[li] : 1) * width[li], sizeof(double));
         members[li] = calloc(nd[li] ? nd[li] : 1, sizeof(unsigned));
         if (!sum[li] || !pull[li] || !members[li])
             goto out_free;
@@ -268,38 +300,59 @@ static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, 
         if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus)
             continue;
         for (unsigned li = 0; li < NLEV; li++) {
-            int d = dom_of(p, obs[k].cpu, li);
-            double pr, se;
+            int d = dom_of(p, obs[k].cpu, li, NULL);
+            double pr, se, ms, s0, p0;
 
             if (d < 0)
                 continue;
-            slot_ps(s, li, &pr, &se);
-            sum[li][d] += pr / cnt[obs[k].cpu];
+            if (li == 0) {
+                core_mult(s, &ms, &pr, &s0, &p0);
+                sum[0][(size_t)d * NCLS + cls_idx(slot_class(s))] += pr / cnt[obs[k].cpu];
+            } else {
+                slot_ps(s, li, &pr, &se);
+                sum[li][d] += pr / cnt[obs[k].cpu];
+            }
             members[li][d]++;
         }
     }
     /* Victims: their own sensitivity now, their domains' pull later. */
     for (unsigned k = 0; k < n; k++) {
         struct slot *s = &p->slots[obs[k].slot];
-        double f[NLEV] = {0}, g[NLEV] = {0}, xhat = 0, norm = 0.05, e;
-        unsigned nb[NLEV] = {0};
+        double f[NLEV] = {0}, g[NLEV] = {0}, xhat = 0, norm = 0.05, e, ms = 1, mp, s0 = 0, p0;
+        unsigned nb[NLEV] = {0}, cv = cls_idx(slot_class(s));
         int d[NLEV];
 
         if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus || !isfinite(s->x_obs))
             continue;
         for (unsigned li = 0; li < NLEV; li++) {
-            double pr, se, others;
+            double pr, se, others, sc;
 
-            d[li] = dom_of(p, obs[k].cpu, li);
+            d[li] = dom_of(p, obs[k].cpu, li, &sc);
             if (d[li] < 0 || members[li][d[li]] < 2)
                 continue;
+            nb[li] = members[li][d[li]] - 1;
+            if (li == 0) {
+                double tmax = 0;
+
+                core_mult(s, &ms, &mp, &s0, &p0);
+                for (unsigned c = 0; c < NCLS; c++) {
+                    double t = corun_profile_core_pair(idx_cls(cv), idx_cls(c));
+                    double v = sum[0][(size_t)d[0] * NCLS + c] - (c == cv ? mp / cnt[obs[k].cpu] : 0);
+
+                    f[0] += t * (v > 0 ? v : 0);
+                    tmax = t > tmax ? t : tmax;
+                }
+                g[0] = ms * tmax;
+                xhat += ms * f[0];
+                norm += f[0] * f[0] + nb[0] * g[0] * g[0];
+                continue;
+            }
             slot_ps(s, li, &pr, &se);
             others = sum[li][d[li]] - pr / cnt[obs[k].cpu];
             if (others < 0)
                 others = 0;
-            nb[li] = members[li][d[li]] - 1;
-            f[li] = phi(li, others);
-            g[li] = se * dphi(li, others);
+            f[li] = phi(li, sc * others);
+            g[li] = se * dphi(li, sc * others) * sc;
             xhat += se * f[li];
             norm += f[li] * f[li] + nb[li] * g[li] * g[li];
         }
@@ -307,9 +360,18 @@ static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, 
         for (unsigned li = 0; li < NLEV; li++) {
             if (!nb[li])
                 continue;
+            if (li == 0) {
+                /* In multiplier space, then back to the figures' units. */
+                s->dsens[0] += s0 * eta * e * f[0] / norm;
+                for (unsigned c = 0; c < NCLS; c++)
+                    pull[0][(size_t)d[0] * NCLS + c] +=
+                        eta * e * ms * corun_profile_core_pair(idx_cls(cv), idx_cls(c)) / norm /
+                        members[0][d[0]];
+                continue;
+            }
             s->dsens[li] += eta * e * f[li] / norm;
-            /* Shared among the domain's victims (members - 0): divided by
-             * the members so that a crowded domain does not overshoot. */
+            /* Divided by the members so that a crowded domain does not
+             * overshoot. */
             pull[li][d[li]] += eta * e * g[li] / norm / members[li][d[li]];
         }
     }
@@ -319,13 +381,21 @@ static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, 
         if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus)
             continue;
         for (unsigned li = 0; li < NLEV; li++) {
-            int d = dom_of(p, obs[k].cpu, li);
+            int d = dom_of(p, obs[k].cpu, li, NULL);
+            double ms, mp, s0, p0;
 
             /* Its own pull as a victim is in the domain's total; the
              * error there is not its doing, but one share in many is a
              * small bias, accepted for an O(n) update. */
-            if (d >= 0 && members[li][d] >= 2)
+            if (d < 0 || members[li][d] < 2)
+                continue;
+            if (li == 0) {
+                core_mult(s, &ms, &mp, &s0, &p0);
+                s->dpress[0] +=
+                    p0 * pull[0][(size_t)d * NCLS + cls_idx(slot_class(s))] / cnt[obs[k].cpu];
+            } else {
                 s->dpress[li] += pull[li][d] / cnt[obs[k].cpu];
+            }
         }
     }
     err = 0;

@@ -448,10 +448,12 @@ static void deal(struct ctx *cx, struct child *ch, unsigned nch, unsigned *tasks
             for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
                 if (!c->impl[li])
                     continue;
-                x += S(pm, t, li) * corun__pm_phi(li, c->psum[li] / share);
+                double sc = corun__pm_scale(pm, c->cpus[0], li) / share;
+
+                x += S(pm, t, li) * corun__pm_phi(li, c->psum[li] * sc);
                 damage += c->ssum[li] / share *
-                          (corun__pm_phi(li, (c->psum[li] + P(pm, t, li)) / share) -
-                           corun__pm_phi(li, c->psum[li] / share));
+                          (corun__pm_phi(li, (c->psum[li] + P(pm, t, li)) * sc) -
+                           corun__pm_phi(li, c->psum[li] * sc));
             }
             cf = c->cap >= 0.999 ? 1.0 : 1.0 / ((1.0 - pm->mf[t]) / c->cap + pm->mf[t]);
             v = pm->w[t] * cf / (1.0 + x) / share - damage;

@@ -16,6 +16,9 @@
 #define CORUN__PM_NLEV 4
 extern const enum corun_level corun__pm_levels[CORUN__PM_NLEV];
 
+/* Classes of the core-level table: the five of policy.h and "unknown". */
+#define CORUN__PM_NCLS (CORUN_NCLASSES + 1)
+
 /* splitmix64: small, good enough for tie-breaking and sampling. */
 static inline uint64_t corun__rand(uint64_t *s)
 {
@@ -51,8 +54,13 @@ struct corun__pm {
     double *mf;           /* memory-stall share of its time, 0..1 */
     double *cap;          /* per CPU relative capacity, 1 the fastest */
     int *dom;             /* ncpus * CORUN__PM_NLEV: domain of a CPU per level, -1 none */
+    double *scale;        /* ncpus * CORUN__PM_NLEV: weight of neighbour pressure there */
     unsigned ndom[CORUN__PM_NLEV];
     bool hybrid;          /* CPUs differ in capacity */
+    /* The core level is pairwise by class (corun_profile_core_pair()): */
+    unsigned *cls;        /* class index per task, CORUN__PM_NCLS - 1 for unknown */
+    double *ms, *mp;      /* core sensitivity and pressure over their class prior */
+    double pair[CORUN__PM_NCLS][CORUN__PM_NCLS];
 };
 
 int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap);
@@ -66,6 +74,25 @@ static inline double corun__pm_phi(unsigned li, double p)
     if (li == 1 || li == 2)
         return p / (1.0 + p);
     return p;
+}
+
+/* Weight of neighbour pressure at level index @li for CPU @c. */
+static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, unsigned li)
+{
+    return pm->scale[c * CORUN__PM_NLEV + li];
+}
+
+/* Core-level extra time of task @i from @csum, the per-class pressure sums
+ * of its core (its own share @own_mp included there and removed here). */
+static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, const double *csum,
+                                      double own_mp)
+{
+    const double *row = pm->pair[pm->cls[i]];
+    double x = 0;
+
+    for (unsigned k = 0; k < CORUN__PM_NCLS; k++)
+        x += row[k] * (csum[k] - (k == pm->cls[i] ? own_mp : 0));
+    return x > 0 ? pm->ms[i] * x : 0;
 }
 
 /* Speed factor of task @i on CPU @c from the CPU's capacity alone. */

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "corun/profile.h"
+#include "model/profile-internal.h"
 #include "policy/policy-internal.h"
 
 const enum corun_level corun__pm_levels[CORUN__PM_NLEV] = {
@@ -193,7 +194,12 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->mf = malloc((n ? n : 1) * sizeof(double));
     pm->cap = malloc((nc ? nc : 1) * sizeof(double));
     pm->dom = malloc((nc ? nc : 1) * CORUN__PM_NLEV * sizeof(int));
-    if (!pm->press || !pm->sens || !pm->w || !pm->mf || !pm->cap || !pm->dom) {
+    pm->scale = malloc((nc ? nc : 1) * CORUN__PM_NLEV * sizeof(double));
+    pm->cls = malloc((n ? n : 1) * sizeof(unsigned));
+    pm->ms = malloc((n ? n : 1) * sizeof(double));
+    pm->mp = malloc((n ? n : 1) * sizeof(double));
+    if (!pm->press || !pm->sens || !pm->w || !pm->mf || !pm->cap || !pm->dom || !pm->scale ||
+        !pm->cls || !pm->ms || !pm->mp) {
         corun__pm_release(pm);
         return -ENOMEM;
     }
@@ -201,8 +207,14 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
         pm->ndom[li] = corun_topo_ndomains(pm->topo, corun__pm_levels[li]);
     for (unsigned c = 0; c < nc; c++)
         for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
-            pm->dom[c * CORUN__PM_NLEV + li] = corun_topo_cpu(pm->topo, c)->dom[corun__pm_levels[li]];
+            pm->dom[c * CORUN__PM_NLEV + li] = corun__share_dom(
+                pm->topo, c, corun__pm_levels[li], &pm->scale[c * CORUN__PM_NLEV + li]);
     fill_capacity(pm);
+    for (unsigned v = 0; v < CORUN__PM_NCLS; v++)
+        for (unsigned a = 0; a < CORUN__PM_NCLS; a++)
+            pm->pair[v][a] = corun_profile_core_pair(
+                v < CORUN_NCLASSES ? (enum corun_class)v : CORUN_CLASS_UNKNOWN,
+                a < CORUN_NCLASSES ? (enum corun_class)a : CORUN_CLASS_UNKNOWN);
     for (unsigned i = 0; i < n; i++) {
         const struct corun_task_profile *t = &snap->tasks[i];
         enum corun_class cls = t->cls;
@@ -220,6 +232,16 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
             pm->press[i * CORUN__PM_NLEV + li] = p > 0 ? p : 0;
             pm->sens[i * CORUN__PM_NLEV + li] = s > 0 ? s : 0;
         }
+        {
+            double p0, s0;
+
+            /* The core level: the class row and column, scaled by how the
+             * task's learned core figures compare with its class prior. */
+            corun_profile_prior(cls, CORUN_LEVEL_CORE, &p0, &s0);
+            pm->cls[i] = (unsigned)cls < CORUN_NCLASSES ? (unsigned)cls : CORUN__PM_NCLS - 1;
+            pm->ms[i] = s0 > 0 ? pm->sens[i * CORUN__PM_NLEV] / s0 : 1.0;
+            pm->mp[i] = p0 > 0 ? pm->press[i * CORUN__PM_NLEV] / p0 : 1.0;
+        }
         pm->w[i] = (isfinite(t->weight) && t->weight > 0) ? t->weight : 1.0;
         pm->mf[i] = corun_profile_mem_share(t->ipc, t->llc_mpki);
     }
@@ -234,6 +256,10 @@ void corun__pm_release(struct corun__pm *pm)
     free(pm->mf);
     free(pm->cap);
     free(pm->dom);
+    free(pm->scale);
+    free(pm->cls);
+    free(pm->ms);
+    free(pm->mp);
     memset(pm, 0, sizeof(*pm));
 }
 
@@ -244,7 +270,10 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
     int err = 0;
 
     for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
-        sum[li] = calloc(pm->ndom[li] ? pm->ndom[li] : 1, sizeof(double));
+        /* The core level keeps one sum per class. */
+        size_t per = li == 0 ? CORUN__PM_NCLS : 1;
+
+        sum[li] = calloc((pm->ndom[li] ? pm->ndom[li] : 1) * per, sizeof(double));
         if (!sum[li])
             err = -ENOMEM;
     }
@@ -264,7 +293,11 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
         for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
             int d = pm->dom[cpu[i] * CORUN__PM_NLEV + li];
 
-            if (d >= 0)
+            if (d < 0)
+                continue;
+            if (li == 0)
+                sum[0][(size_t)d * CORUN__PM_NCLS + pm->cls[i]] += pm->mp[i] / cnt[cpu[i]];
+            else
                 sum[li][d] += pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
         }
     }
@@ -277,10 +310,14 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
             for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
                 int d = pm->dom[cpu[i] * CORUN__PM_NLEV + li];
 
-                if (d >= 0)
+                if (d >= 0 && li == 0)
+                    x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],
+                                          pm->mp[i] / cnt[cpu[i]]);
+                else if (d >= 0)
                     x += pm->sens[i * CORUN__PM_NLEV + li] *
-                         corun__pm_phi(li, sum[li][d] -
-                                               pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]]);
+                         corun__pm_phi(li, corun__pm_scale(pm, (unsigned)cpu[i], li) *
+                                               (sum[li][d] - pm->press[i * CORUN__PM_NLEV + li] /
+                                                                 cnt[cpu[i]]));
             }
             s = corun__pm_cf(pm, i, (unsigned)cpu[i]) / (1.0 + x) / cnt[cpu[i]];
         }
@@ -305,10 +342,15 @@ double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, u
 
         if (da < 0 || da != pm->dom[cpu_b * CORUN__PM_NLEV + li])
             continue;
+        if (li == 0) {
+            xa += pm->ms[a] * pm->pair[pm->cls[a]][pm->cls[b]] * pm->mp[b];
+            xb += pm->ms[b] * pm->pair[pm->cls[b]][pm->cls[a]] * pm->mp[a];
+            continue;
+        }
         xa += pm->sens[a * CORUN__PM_NLEV + li] *
-              corun__pm_phi(li, pm->press[b * CORUN__PM_NLEV + li]);
+              corun__pm_phi(li, corun__pm_scale(pm, cpu_a, li) * pm->press[b * CORUN__PM_NLEV + li]);
         xb += pm->sens[b * CORUN__PM_NLEV + li] *
-              corun__pm_phi(li, pm->press[a * CORUN__PM_NLEV + li]);
+              corun__pm_phi(li, corun__pm_scale(pm, cpu_b, li) * pm->press[a * CORUN__PM_NLEV + li]);
     }
     return pm->w[a] * corun__pm_cf(pm, a, cpu_a) * (1.0 - 1.0 / (1.0 + xa)) +
            pm->w[b] * corun__pm_cf(pm, b, cpu_b) * (1.0 - 1.0 / (1.0 + xb));

@@ -45,11 +45,15 @@ static void cpu_contrib(struct ls *ls, unsigned c, double sign)
 
     if (!ls->cnt[c])
         return;
-    for (int t = ls->head[c]; t >= 0; t = ls->next[t])
-        for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
+    for (int t = ls->head[c]; t >= 0; t = ls->next[t]) {
+        if (LEV(pm, c, 0) >= 0)
+            ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS + pm->cls[t]] +=
+                sign * pm->mp[t] / ls->cnt[c];
+        for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
             if (LEV(pm, c, li) >= 0)
                 ls->sum[li][LEV(pm, c, li)] +=
                     sign * pm->press[(unsigned)t * CORUN__PM_NLEV + li] / ls->cnt[c];
+    }
 }
 
 static void link_task(struct ls *ls, unsigned t, unsigned c)
@@ -87,13 +91,17 @@ static double speed_of(const struct ls *ls, unsigned t)
     unsigned c = (unsigned)ls->cpu[t];
     double x = 0;
 
-    for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
+    if (LEV(pm, c, 0) >= 0)
+        x += corun__pm_core_x(pm, t, &ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS],
+                              pm->mp[t] / ls->cnt[c]);
+    for (unsigned li = 1; li < CORUN__PM_NLEV; li++) {
         int d = LEV(pm, c, li);
 
         if (d >= 0)
             x += pm->sens[t * CORUN__PM_NLEV + li] *
-                 corun__pm_phi(li, ls->sum[li][d] -
-                                       pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c]);
+                 corun__pm_phi(li, corun__pm_scale(pm, c, li) *
+                                       (ls->sum[li][d] -
+                                        pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c]));
     }
     return pm->w[t] * corun__pm_cf(pm, t, c) / (1.0 + x) / ls->cnt[c];
 }
@@ -214,7 +222,9 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
     ls->cur = cur;
     ls->mc = mc;
     for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
-        if (!(ls->sum[li] = calloc(pm->ndom[li] ? pm->ndom[li] : 1, sizeof(double))))
+        if (!(ls->sum[li] = calloc((pm->ndom[li] ? pm->ndom[li] : 1) *
+                                       (li == 0 ? CORUN__PM_NCLS : 1),
+                                   sizeof(double))))
             goto out_nomem;
     ls->cnt = calloc(nc, sizeof(*ls->cnt));
     ls->head = malloc(nc * sizeof(*ls->head));

@@ -107,16 +107,23 @@ static void test_frequency_is_not_interference(void **state)
     corun_profiler_free(p);
 }
 
-/* Predicted extra time of the victim at the core level from the profiles. */
+/* Predicted extra time of the victim at the core level from the profiles
+ * (the pairwise form of corun_profile_core_pair()). */
 static double core_x(const struct corun_profiler *p, unsigned victim, unsigned other)
 {
-    return corun_profiler_get(p, victim)->sensitivity[CORUN_LEVEL_CORE] *
-           corun_profiler_get(p, other)->pressure[CORUN_LEVEL_CORE];
+    const struct corun_task_profile *v = corun_profiler_get(p, victim);
+    const struct corun_task_profile *a = corun_profiler_get(p, other);
+    double vp0, vs0, ap0, as0;
+
+    corun_profile_prior(v->cls, CORUN_LEVEL_CORE, &vp0, &vs0);
+    corun_profile_prior(a->cls, CORUN_LEVEL_CORE, &ap0, &as0);
+    return v->sensitivity[CORUN_LEVEL_CORE] / vs0 * corun_profile_core_pair(v->cls, a->cls) *
+           a->pressure[CORUN_LEVEL_CORE] / ap0;
 }
 
 /*
- * Two sheep: alone first, then on one SMT core where they really halve each
- * other (the prior says about a third). The learner raises the pair's
+ * Two compute-bound tasks: alone first, then on one SMT core where they
+ * really halve each other (the prior says 0.68 extra). The learner raises the pair's
  * predicted interference toward what it sees; a second pair that does not
  * slow down at all is learned down.
  */
@@ -132,19 +139,19 @@ static void learn_pair(double shared_ipc, double *x_before, double *x_after)
     assert_int_equal(corun_profiler_add(p, 2, CORUN_CLASS_UNKNOWN, 1, &sb), 0);
     for (unsigned k = 0; k < 60; k++) {
         bool shared = k >= 5;
-        double ipc = shared ? shared_ipc : 1.0;
+        double ipc = shared ? shared_ipc : 2.0;
         struct corun_profile_obs o[2];
 
         now += 100000000;
-        tick(&a, now, 1e8, 3.0, ipc, 2.0, 0.4);
-        tick(&b, now, 1e8, 3.0, ipc, 2.0, 0.4);
+        tick(&a, now, 1e8, 3.0, ipc, 0.1, 0.2);
+        tick(&b, now, 1e8, 3.0, ipc, 0.1, 0.2);
         o[0] = obs_of(&a, sa, 0);
         o[1] = obs_of(&b, sb, shared ? 1 : 2);
         assert_int_equal(corun_profiler_update(p, o, 2), 0);
         if (k == 4)
             *x_before = core_x(p, sa, sb);
     }
-    assert_int_equal(corun_profiler_get(p, sa)->cls, CORUN_CLASS_SHEEP);
+    assert_int_equal(corun_profiler_get(p, sa)->cls, CORUN_CLASS_COMPUTE);
     *x_after = core_x(p, sa, sb);
     corun_profiler_free(p);
 }
@@ -153,12 +160,11 @@ static void test_learns_pair_interference(void **state)
 {
     double before, after;
 
-    learn_pair(0.5, &before, &after); /* truly x = 1 */
-    print_message("x before %.3f after %.3f\n", before, after);
-    assert_true(before < 0.6);
-    assert_true(after > before + 0.2);
-    learn_pair(1.0, &before, &after); /* truly x = 0 */
-    assert_true(after < before - 0.2);
+    learn_pair(1.0, &before, &after); /* truly x = 1 */
+    assert_true(fabs(before - 0.68) < 0.01);
+    assert_true(after > before + 0.15);
+    learn_pair(2.0, &before, &after); /* truly x = 0 */
+    assert_true(after < before - 0.3);
 }
 
 static void test_missing_counters(void **state)
