@@ -129,7 +129,9 @@ enum corun_class corun_profile_classify(double ipc, double mpki, double miss_rat
     if (mpki >= 10) {
         if (!isnan(ipc) && ipc < 0.2)
             return CORUN_CLASS_CHASING; /* one miss at a time: IPC collapses */
-        if (isnan(miss_ratio) || miss_ratio >= 0.8)
+        /* Streamers miss almost always and keep many misses in flight; a
+         * rabbit squeezed out of its cache misses often too, but stalls. */
+        if (isnan(miss_ratio) || miss_ratio >= 0.93 || (miss_ratio >= 0.8 && ipc >= 0.45))
             return CORUN_CLASS_STREAMING;
         return CORUN_CLASS_RABBIT;
     }
