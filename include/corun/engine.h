@@ -140,6 +140,15 @@ CORUN_API int corun_engine_step(struct corun_engine *e);
 CORUN_API int corun_engine_run(struct corun_engine *e, uint64_t duration_ns,
                                volatile const bool *stop);
 
+/*
+ * corun_engine_set_home() - says that task @idx's memory lives on NUMA node
+ * @node (logical index; -1: unknown), as the caller knows it (the first
+ * placement of a launched task, /proc/PID/numa_maps, the simulator's first
+ * touch). Policies then count remote latency when they move it off that
+ * node. 0 or -ENOENT, -EINVAL for a node the topology does not have.
+ */
+CORUN_API int corun_engine_set_home(struct corun_engine *e, unsigned idx, int node);
+
 /* Puts every task the engine pinned back as it was (actuator restore_all). */
 CORUN_API int corun_engine_restore(struct corun_engine *e);
 

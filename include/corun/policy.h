@@ -51,6 +51,12 @@ struct corun_task_profile {
     double pressure[CORUN_NLEVELS];
     double sensitivity[CORUN_NLEVELS];
     int cpu;                /* dense CPU index it runs on now; -1 unplaced */
+    /* Appended: where its memory lives (first touch). Zero-initialised
+     * profiles say "unknown". A task run away from its memory node pays
+     * remote latency on its memory stalls, and its bandwidth still loads
+     * its home node's memory. */
+    bool home_known;
+    unsigned home_node;     /* logical index of that NUMA node */
 };
 
 struct corun_snapshot {

@@ -26,6 +26,7 @@ struct etask {
     int cpu;              /* pinned to, dense; -1 not pinned */
     uint64_t pinned_at;   /* clock time of the last change of cpu */
     unsigned slot;        /* profiler slot */
+    int home;             /* NUMA node of its memory, -1 unknown */
 };
 
 struct corun_engine {
@@ -124,6 +125,7 @@ int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *tas
     memset(t, 0, sizeof(*t));
     t->t = *task;
     t->cpu = -1;
+    t->home = -1;
     err = corun_profiler_add(e->prof, task->id, task->hint, task->weight, &t->slot);
     if (err)
         return err;
@@ -370,6 +372,8 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
             continue;
         pc.prof[m] = *corun_profiler_get(e->prof, e->tasks[i].slot);
         pc.prof[m].cpu = e->tasks[i].cpu;
+        pc.prof[m].home_known = e->tasks[i].home >= 0;
+        pc.prof[m].home_node = e->tasks[i].home >= 0 ? (unsigned)e->tasks[i].home : 0;
         pc.cur[m] = e->tasks[i].cpu;
         all_pinned &= pc.cur[m] >= 0;
         any_pinned |= pc.cur[m] >= 0;
@@ -466,6 +470,16 @@ int corun_engine_run(struct corun_engine *e, uint64_t duration_ns, volatile cons
             err = corun_engine_step(e);
     }
     return err;
+}
+
+int corun_engine_set_home(struct corun_engine *e, unsigned idx, int node)
+{
+    if (idx >= e->ntasks)
+        return -ENOENT;
+    if (node >= (int)corun_topo_ndomains(e->o.topo, CORUN_LEVEL_NUMA) || node < -1)
+        return -EINVAL;
+    e->tasks[idx].home = node;
+    return 0;
 }
 
 int corun_engine_restore(struct corun_engine *e)

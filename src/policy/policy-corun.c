@@ -413,6 +413,15 @@ static bool share_all(const struct corun__pm *pm, const unsigned *cpus, unsigned
     return true;
 }
 
+/* Whether all CPUs of @c are in one NUMA node. */
+static bool share_all_node(const struct corun__pm *pm, const struct child *c)
+{
+    for (unsigned i = 1; i < c->ncpus; i++)
+        if (pm->node[c->cpus[i]] != pm->node[c->cpus[0]])
+            return false;
+    return true;
+}
+
 /* A greedy deal of @tasks to @ch by predicted gain minus damage. */
 static void deal(struct ctx *cx, struct child *ch, unsigned nch, unsigned *tasks, unsigned nt)
 {
@@ -455,6 +464,10 @@ static void deal(struct ctx *cx, struct child *ch, unsigned nch, unsigned *tasks
                           (corun__pm_phi(li, (c->psum[li] + P(pm, t, li)) * sc) -
                            corun__pm_phi(li, c->psum[li] * sc));
             }
+            /* Away from its memory: remote latency on its stalls. */
+            if (pm->home[t] >= 0 && pm->node[c->cpus[0]] >= 0 &&
+                share_all_node(pm, c) && pm->node[c->cpus[0]] != pm->home[t])
+                x += pm->mf[t] * (CORUN__PM_REMOTE - 1);
             cf = c->cap >= 0.999 ? 1.0 : 1.0 / ((1.0 - pm->mf[t]) / c->cap + pm->mf[t]);
             v = pm->w[t] * cf / (1.0 + x) / share - damage;
             if (v > best + 1e-12) {

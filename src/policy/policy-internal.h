@@ -60,6 +60,8 @@ struct corun__pm {
     /* The core level is pairwise by class (corun_profile_core_pair()): */
     unsigned *cls;        /* class index per task, CORUN__PM_NCLS - 1 for unknown */
     double *ms, *mp;      /* core sensitivity and pressure over their class prior */
+    int *home;            /* memory node per task (NUMA domain index), -1 unknown */
+    int *node;            /* NUMA node of each CPU (not the model's domain), -1 */
     double pair[CORUN__PM_NCLS][CORUN__PM_NCLS];
 };
 
@@ -93,6 +95,25 @@ static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, co
     for (unsigned k = 0; k < CORUN__PM_NCLS; k++)
         x += row[k] * (csum[k] - (k == pm->cls[i] ? own_mp : 0));
     return x > 0 ? pm->ms[i] * x : 0;
+}
+
+/* Memory latency off the home node: 1.3-1.7x in SIMULATOR.md, as in
+ * measured two-socket machines. */
+#define CORUN__PM_REMOTE 1.5
+
+/* Memory domain whose pressure task @i feels and adds to on CPU @c: its
+ * home when known, else the CPU's. */
+static inline int corun__pm_memdom(const struct corun__pm *pm, unsigned i, unsigned c)
+{
+    return pm->home[i] >= 0 ? pm->home[i] : pm->dom[c * CORUN__PM_NLEV + 3];
+}
+
+/* Extra time of task @i on CPU @c from remote memory. */
+static inline double corun__pm_remote_x(const struct corun__pm *pm, unsigned i, unsigned c)
+{
+    return (pm->home[i] >= 0 && pm->node[c] >= 0 && pm->home[i] != pm->node[c])
+               ? pm->mf[i] * (CORUN__PM_REMOTE - 1)
+               : 0;
 }
 
 /* Speed factor of task @i on CPU @c from the CPU's capacity alone. */

@@ -198,7 +198,10 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->cls = malloc((n ? n : 1) * sizeof(unsigned));
     pm->ms = malloc((n ? n : 1) * sizeof(double));
     pm->mp = malloc((n ? n : 1) * sizeof(double));
-    if (!pm->press || !pm->sens || !pm->w || !pm->mf || !pm->cap || !pm->dom || !pm->scale ||
+    pm->home = malloc((n ? n : 1) * sizeof(int));
+    pm->node = malloc((nc ? nc : 1) * sizeof(int));
+    if (!pm->home || !pm->node ||
+        !pm->press || !pm->sens || !pm->w || !pm->mf || !pm->cap || !pm->dom || !pm->scale ||
         !pm->cls || !pm->ms || !pm->mp) {
         corun__pm_release(pm);
         return -ENOMEM;
@@ -210,6 +213,8 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
             pm->dom[c * CORUN__PM_NLEV + li] = corun__share_dom(
                 pm->topo, c, corun__pm_levels[li], &pm->scale[c * CORUN__PM_NLEV + li]);
     fill_capacity(pm);
+    for (unsigned c = 0; c < nc; c++)
+        pm->node[c] = corun_topo_cpu(pm->topo, c)->dom[CORUN_LEVEL_NUMA];
     for (unsigned v = 0; v < CORUN__PM_NCLS; v++)
         for (unsigned a = 0; a < CORUN__PM_NCLS; a++)
             pm->pair[v][a] = corun_profile_core_pair(
@@ -243,6 +248,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
             pm->mp[i] = p0 > 0 ? pm->press[i * CORUN__PM_NLEV] / p0 : 1.0;
         }
         pm->w[i] = (isfinite(t->weight) && t->weight > 0) ? t->weight : 1.0;
+        pm->home[i] = (t->home_known && t->home_node < pm->ndom[3]) ? (int)t->home_node : -1;
         pm->mf[i] = corun_profile_mem_share(t->ipc, t->llc_mpki);
     }
     return 0;
@@ -260,6 +266,8 @@ void corun__pm_release(struct corun__pm *pm)
     free(pm->cls);
     free(pm->ms);
     free(pm->mp);
+    free(pm->home);
+    free(pm->node);
     memset(pm, 0, sizeof(*pm));
 }
 
@@ -297,6 +305,8 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                 continue;
             if (li == 0)
                 sum[0][(size_t)d * CORUN__PM_NCLS + pm->cls[i]] += pm->mp[i] / cnt[cpu[i]];
+            else if (li == 3 && pm->home[i] >= 0)
+                sum[3][pm->home[i]] += pm->press[i * CORUN__PM_NLEV + 3];
             else
                 sum[li][d] += pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
         }
@@ -310,7 +320,12 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
             for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
                 int d = pm->dom[cpu[i] * CORUN__PM_NLEV + li];
 
-                if (d >= 0 && li == 0)
+                if (li == 3 && pm->home[i] >= 0)
+                    x += pm->sens[i * CORUN__PM_NLEV + 3] *
+                         corun__pm_phi(3, corun__pm_scale(pm, (unsigned)cpu[i], 3) *
+                                              (sum[3][pm->home[i]] -
+                                               pm->press[i * CORUN__PM_NLEV + 3]));
+                else if (d >= 0 && li == 0)
                     x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],
                                           pm->mp[i] / cnt[cpu[i]]);
                 else if (d >= 0)
@@ -319,6 +334,7 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                                                (sum[li][d] - pm->press[i * CORUN__PM_NLEV + li] /
                                                                  cnt[cpu[i]]));
             }
+            x += corun__pm_remote_x(pm, i, (unsigned)cpu[i]);
             s = corun__pm_cf(pm, i, (unsigned)cpu[i]) / (1.0 + x) / cnt[cpu[i]];
         }
         if (speed)

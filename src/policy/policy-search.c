@@ -50,7 +50,9 @@ static void cpu_contrib(struct ls *ls, unsigned c, double sign)
             ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS + pm->cls[t]] +=
                 sign * pm->mp[t] / ls->cnt[c];
         for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
-            if (LEV(pm, c, li) >= 0)
+            if (li == 3 && pm->home[t] >= 0)
+                continue; /* loads its home node wherever it runs: fixed */
+            else if (LEV(pm, c, li) >= 0)
                 ls->sum[li][LEV(pm, c, li)] +=
                     sign * pm->press[(unsigned)t * CORUN__PM_NLEV + li] / ls->cnt[c];
     }
@@ -94,9 +96,16 @@ static double speed_of(const struct ls *ls, unsigned t)
     if (LEV(pm, c, 0) >= 0)
         x += corun__pm_core_x(pm, t, &ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS],
                               pm->mp[t] / ls->cnt[c]);
+    if (pm->home[t] >= 0)
+        x += pm->sens[t * CORUN__PM_NLEV + 3] *
+             corun__pm_phi(3, corun__pm_scale(pm, c, 3) *
+                                  (ls->sum[3][pm->home[t]] - pm->press[t * CORUN__PM_NLEV + 3]));
+    x += corun__pm_remote_x(pm, t, c);
     for (unsigned li = 1; li < CORUN__PM_NLEV; li++) {
         int d = LEV(pm, c, li);
 
+        if (li == 3 && pm->home[t] >= 0)
+            continue;
         if (d >= 0)
             x += pm->sens[t * CORUN__PM_NLEV + li] *
                  corun__pm_phi(li, corun__pm_scale(pm, c, li) *
@@ -239,8 +248,11 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
         goto out_nomem;
     for (unsigned c = 0; c < nc; c++)
         ls->head[c] = -1;
-    for (unsigned t = 0; t < pm->n; t++)
+    for (unsigned t = 0; t < pm->n; t++) {
         link_task(ls, t, (unsigned)cpu[t]);
+        if (pm->home[t] >= 0)
+            ls->sum[3][pm->home[t]] += pm->press[t * CORUN__PM_NLEV + 3];
+    }
     for (unsigned t = 0; t < pm->n; t++)
         ls->s[t] = speed_of(ls, t);
     return 0;

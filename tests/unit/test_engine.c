@@ -65,7 +65,7 @@ static void advance(uint64_t t)
         s->value[CORUN_EV_CYCLES] += (uint64_t)cycles;
         s->value[CORUN_EV_REF_CYCLES] += (uint64_t)(2.5 * dt);
         s->value[CORUN_EV_INSTRUCTIONS] += (uint64_t)instr;
-        s->value[CORUN_EV_LLC_REFERENCES] += (uint64_t)(instr * (W.mem[i] ? 32e-3 : 1e-3));
+        s->value[CORUN_EV_LLC_REFERENCES] += (uint64_t)(instr * (W.mem[i] ? 29e-3 : 1e-3));
         s->value[CORUN_EV_LLC_MISSES] += (uint64_t)(instr * (W.mem[i] ? 28e-3 : 0.1e-3));
         s->value[CORUN_EV_TASK_CLOCK_NS] += (uint64_t)dt;
     }
