@@ -8,7 +8,9 @@
 #include <corun/common.h>
 #include <corun/topo.h>
 #include <corun/sense.h>
+#include <corun/model.h>
 #include <corun/act.h>
 #include <corun/policy.h>
+#include <corun/platform.h>
 
 #endif

@@ -3,7 +3,7 @@
  *
  * In the manner of SQLite's os_unix syscall table: every call below goes
  * through corun__sys, a table of function pointers initialised to the real
- * calls. A test replaces an entry (see tests/unit/seam.h) to inject EACCES,
+ * calls. A test replaces an entry (see tests/unit/test_topo.c) to inject EACCES,
  * ESRCH, EINTR... on the Nth call, and puts it back with corun__sys_reset().
  * The entries keep the kernel's conventions: -1 and errno on failure.
  */
