@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corun/model.h"
 #include "corun/profile.h"
 #include "model/profile-internal.h"
 
@@ -174,34 +175,31 @@ static double ema(double old, double v, double a)
     return isfinite(old) ? old + a * (v - old) : v;
 }
 
-#define HAS(smp, ev) (((smp)->valid & CORUN_EV_BIT(ev)) != 0)
-#define D(ob, ev) ((double)((ob)->cur->value[ev] - (ob)->prev->value[ev]))
-
-/* Figures of one interval into the slot's smoothed ones. */
+/* Figures of one interval into the slot's smoothed ones. The ratios are
+ * the sense box's derived metrics (corun/model.h) over the delta. */
 static void observe(struct corun_profiler *p, struct slot *s, const struct corun_profile_obs *ob)
 {
-    double a = p->o.ema, ipc = NAN, fr = NAN, mpki = NAN, mr = NAN, bw = NAN, util = NAN;
-    double dt, instr, perf, mf;
-    uint64_t both;
+    double a = p->o.ema, ipc, fr, mpki, mr, bw = NAN, util, stall, dt, perf, mf;
+    struct corun_sample d = {0};
+    struct corun_metrics m;
 
     if (!ob->prev || ob->cur->t_ns <= ob->prev->t_ns)
         return;
-    both = ob->cur->valid & ob->prev->valid;
     dt = (double)(ob->cur->t_ns - ob->prev->t_ns);
-    instr = (both & CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS)) ? D(ob, CORUN_EV_INSTRUCTIONS) : NAN;
-    if ((both & CORUN_EV_BIT(CORUN_EV_CYCLES)) && D(ob, CORUN_EV_CYCLES) > 0)
-        ipc = instr / D(ob, CORUN_EV_CYCLES);
-    if ((both & CORUN_EV_BIT(CORUN_EV_REF_CYCLES)) && (both & CORUN_EV_BIT(CORUN_EV_CYCLES)) &&
-        D(ob, CORUN_EV_REF_CYCLES) > 0)
-        fr = D(ob, CORUN_EV_CYCLES) / D(ob, CORUN_EV_REF_CYCLES);
-    if ((both & CORUN_EV_BIT(CORUN_EV_LLC_MISSES)) && instr > 0) {
-        mpki = D(ob, CORUN_EV_LLC_MISSES) * 1000.0 / instr;
-        bw = D(ob, CORUN_EV_LLC_MISSES) * 64.0 / dt * 1e9;
-        if ((both & CORUN_EV_BIT(CORUN_EV_LLC_REFERENCES)) && D(ob, CORUN_EV_LLC_REFERENCES) > 0)
-            mr = D(ob, CORUN_EV_LLC_MISSES) / D(ob, CORUN_EV_LLC_REFERENCES);
-    }
-    if (both & CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS))
-        util = D(ob, CORUN_EV_TASK_CLOCK_NS) / dt;
+    d.valid = ob->cur->valid & ob->prev->valid;
+    for (int ev = 0; ev < CORUN_NEVENTS; ev++)
+        d.value[ev] = ob->cur->value[ev] >= ob->prev->value[ev]
+                          ? ob->cur->value[ev] - ob->prev->value[ev]
+                          : 0;
+    corun_metrics_compute(&d, ob->cur->t_ns - ob->prev->t_ns, &m);
+    ipc = m.v[CORUN_M_IPC];
+    fr = m.v[CORUN_M_FREQ_RATIO];
+    mpki = m.v[CORUN_M_LLC_MPKI];
+    mr = m.v[CORUN_M_LLC_MISS_RATIO];
+    util = m.v[CORUN_M_CPU_UTILIZATION];
+    stall = m.v[CORUN_M_BACKEND_STALL_SHARE];
+    if (d.valid & CORUN_EV_BIT(CORUN_EV_LLC_MISSES))
+        bw = (double)d.value[CORUN_EV_LLC_MISSES] * 64.0 / dt * 1e9;
     s->ipc = ema(s->ipc, ipc, a);
     s->fr = ema(s->fr, fr, a);
     s->mpki = ema(s->mpki, mpki, a);
@@ -212,7 +210,8 @@ static void observe(struct corun_profiler *p, struct slot *s, const struct corun
         return; /* nothing to learn from a task that hardly ran */
     /* IPC at the reference clock: memory stalls take fixed time, so their
      * share of cycles scales with the clock; compute cycles do not. */
-    mf = corun_profile_mem_share(ipc, mpki);
+    /* A backend-stall counter, where the PMU has one, says it directly. */
+    mf = isfinite(stall) ? stall : corun_profile_mem_share(ipc, mpki);
     perf = isfinite(fr) && fr > 0 ? ipc / ((1.0 - mf) + mf / fr) : ipc;
     s->perf = ema(s->perf, perf, a);
     s->intervals++;
