@@ -200,7 +200,12 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->mp = malloc((n ? n : 1) * sizeof(double));
     pm->home = malloc((n ? n : 1) * sizeof(int));
     pm->node = malloc((nc ? nc : 1) * sizeof(int));
-    if (!pm->home || !pm->node ||
+    pm->pkg = malloc((nc ? nc : 1) * sizeof(int));
+    pm->core = malloc((nc ? nc : 1) * sizeof(int));
+    pm->npkg = corun_topo_ndomains(pm->topo, CORUN_LEVEL_PACKAGE);
+    pm->ncore = corun_topo_ndomains(pm->topo, CORUN_LEVEL_CORE);
+    pm->pkg_cores = calloc(pm->npkg ? pm->npkg : 1, sizeof(unsigned));
+    if (!pm->home || !pm->node || !pm->pkg || !pm->core || !pm->pkg_cores ||
         !pm->press || !pm->sens || !pm->w || !pm->mf || !pm->cap || !pm->dom || !pm->scale ||
         !pm->cls || !pm->ms || !pm->mp) {
         corun__pm_release(pm);
@@ -213,8 +218,17 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
             pm->dom[c * CORUN__PM_NLEV + li] = corun__share_dom(
                 pm->topo, c, corun__pm_levels[li], &pm->scale[c * CORUN__PM_NLEV + li]);
     fill_capacity(pm);
-    for (unsigned c = 0; c < nc; c++)
-        pm->node[c] = corun_topo_cpu(pm->topo, c)->dom[CORUN_LEVEL_NUMA];
+    for (unsigned c = 0; c < nc; c++) {
+        const struct corun_topo_cpu *cpu = corun_topo_cpu(pm->topo, c);
+
+        pm->node[c] = cpu->dom[CORUN_LEVEL_NUMA];
+        pm->core[c] = cpu->dom[CORUN_LEVEL_CORE];
+        pm->pkg[c] = cpu->dom[CORUN_LEVEL_PACKAGE];
+        if (pm->core[c] < 0 || pm->pkg[c] < 0)
+            pm->pkg[c] = -1; /* no turbo model without cores and packages */
+        else if (cpu->smt_rank == 0 && cpu->usable)
+            pm->pkg_cores[pm->pkg[c]]++;
+    }
     for (unsigned v = 0; v < CORUN__PM_NCLS; v++)
         for (unsigned a = 0; a < CORUN__PM_NCLS; a++)
             pm->pair[v][a] = corun_profile_core_pair(
@@ -268,6 +282,9 @@ void corun__pm_release(struct corun__pm *pm)
     free(pm->mp);
     free(pm->home);
     free(pm->node);
+    free(pm->pkg);
+    free(pm->core);
+    free(pm->pkg_cores);
     memset(pm, 0, sizeof(*pm));
 }
 
@@ -275,6 +292,8 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
 {
     double *sum[CORUN__PM_NLEV] = {0}, stp = 0;
     unsigned *cnt = calloc(pm->ncpus ? pm->ncpus : 1, sizeof(*cnt));
+    unsigned *corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*corecnt));
+    unsigned *active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*active));
     int err = 0;
 
     for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
@@ -285,14 +304,15 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
         if (!sum[li])
             err = -ENOMEM;
     }
-    if (!cnt || err) {
+    if (!cnt || !corecnt || !active || err) {
         stp = -ENOMEM;
         goto out_free;
     }
     for (unsigned i = 0; i < pm->n; i++) {
         if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus)
             continue;
-        cnt[cpu[i]]++;
+        if (!cnt[cpu[i]]++ && pm->pkg[cpu[i]] >= 0 && !corecnt[pm->core[cpu[i]]]++)
+            active[pm->pkg[cpu[i]]]++;
     }
     /* A task time-sharing a CPU with k-1 others presses 1/k of the time. */
     for (unsigned i = 0; i < pm->n; i++) {
@@ -335,7 +355,12 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                                                                  cnt[cpu[i]]));
             }
             x += corun__pm_remote_x(pm, i, (unsigned)cpu[i]);
-            s = corun__pm_cf(pm, i, (unsigned)cpu[i]) / (1.0 + x) / cnt[cpu[i]];
+            {
+                int p = pm->pkg[cpu[i]];
+                double g = p >= 0 ? corun__pm_turbo(active[p], pm->pkg_cores[p]) : 1.0;
+
+                s = corun__pm_cf(pm, i, (unsigned)cpu[i], g) / (1.0 + x) / cnt[cpu[i]];
+            }
         }
         if (speed)
             speed[i] = s;
@@ -345,6 +370,8 @@ out_free:
     for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
         free(sum[li]);
     free(cnt);
+    free(corecnt);
+    free(active);
     return stp;
 }
 
@@ -368,8 +395,8 @@ double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, u
         xb += pm->sens[b * CORUN__PM_NLEV + li] *
               corun__pm_phi(li, corun__pm_scale(pm, cpu_b, li) * pm->press[a * CORUN__PM_NLEV + li]);
     }
-    return pm->w[a] * corun__pm_cf(pm, a, cpu_a) * (1.0 - 1.0 / (1.0 + xa)) +
-           pm->w[b] * corun__pm_cf(pm, b, cpu_b) * (1.0 - 1.0 / (1.0 + xb));
+    return pm->w[a] * corun__pm_cf(pm, a, cpu_a, 1.0) * (1.0 - 1.0 / (1.0 + xa)) +
+           pm->w[b] * corun__pm_cf(pm, b, cpu_b, 1.0) * (1.0 - 1.0 / (1.0 + xb));
 }
 
 double corun_policy_predict(const struct corun_snapshot *snap, const int *cpu, double *speed)

@@ -27,6 +27,8 @@ struct ls {
     double mc;
     double *sum[CORUN__PM_NLEV];
     unsigned *cnt;        /* tasks per CPU */
+    unsigned *corecnt;    /* busy CPUs per core */
+    unsigned *active;     /* busy cores per package */
     int *head, *next, *prev; /* tasks of each CPU, doubly linked */
     double *s;            /* weighted predicted speed of each task */
     unsigned *stamp, stampv;
@@ -67,7 +69,8 @@ static void link_task(struct ls *ls, unsigned t, unsigned c)
     if (ls->head[c] >= 0)
         ls->prev[ls->head[c]] = (int)t;
     ls->head[c] = (int)t;
-    ls->cnt[c]++;
+    if (!ls->cnt[c]++ && ls->pm->pkg[c] >= 0 && !ls->corecnt[ls->pm->core[c]]++)
+        ls->active[ls->pm->pkg[c]]++;
     cpu_contrib(ls, c, +1);
 }
 
@@ -82,7 +85,8 @@ static void unlink_task(struct ls *ls, unsigned t)
         ls->head[c] = ls->next[t];
     if (ls->next[t] >= 0)
         ls->prev[ls->next[t]] = ls->prev[t];
-    ls->cnt[c]--;
+    if (!--ls->cnt[c] && ls->pm->pkg[c] >= 0 && !--ls->corecnt[ls->pm->core[c]])
+        ls->active[ls->pm->pkg[c]]--;
     cpu_contrib(ls, c, +1);
 }
 
@@ -112,7 +116,12 @@ static double speed_of(const struct ls *ls, unsigned t)
                                        (ls->sum[li][d] -
                                         pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c]));
     }
-    return pm->w[t] * corun__pm_cf(pm, t, c) / (1.0 + x) / ls->cnt[c];
+    {
+        int p = pm->pkg[c];
+        double g = p >= 0 ? corun__pm_turbo(ls->active[p], pm->pkg_cores[p]) : 1.0;
+
+        return pm->w[t] * corun__pm_cf(pm, t, c, g) / (1.0 + x) / ls->cnt[c];
+    }
 }
 
 static double move_pen(const struct ls *ls, unsigned t)
@@ -153,31 +162,52 @@ static void add_domain(struct ls *ls, unsigned li, int d)
 static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, unsigned k)
 {
     const struct corun__pm *pm = ls->pm;
-    unsigned from[2];
+    unsigned from[2], act0[4];
+    int pk[4];
     double before = 0, after = 0;
 
+    for (unsigned m = 0; m < k; m++) {
+        from[m] = (unsigned)ls->cpu[t[m]];
+        before -= move_pen(ls, t[m]);
+        pk[2 * m] = pm->pkg[from[m]];
+        pk[2 * m + 1] = pm->pkg[to[m]];
+    }
+    for (unsigned q = 0; q < 2 * k; q++)
+        act0[q] = pk[q] >= 0 ? ls->active[pk[q]] : 0;
+    for (unsigned m = 0; m < k; m++) {
+        unlink_task(ls, t[m]);
+        link_task(ls, t[m], to[m]);
+    }
+    /* Affected: the tasks of every domain the moves change, and of every
+     * package whose count of busy cores (its clock) changed. Their speeds
+     * before are the stored ones. */
     ls->stampv++;
     ls->naff = 0;
     for (unsigned m = 0; m < k; m++) {
-        from[m] = (unsigned)ls->cpu[t[m]];
         add_cpu_tasks(ls, from[m]);
         add_cpu_tasks(ls, to[m]);
+        add_aff(ls, t[m]);
         for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
             if (LEV(pm, from[m], li) != LEV(pm, to[m], li)) {
                 add_domain(ls, li, LEV(pm, from[m], li));
                 add_domain(ls, li, LEV(pm, to[m], li));
             }
     }
-    for (unsigned a = 0; a < ls->naff; a++)
-        before += ls->s[ls->aff[a]] - move_pen(ls, ls->aff[a]);
-    for (unsigned m = 0; m < k; m++) {
-        unlink_task(ls, t[m]);
-        link_task(ls, t[m], to[m]);
-    }
+    for (unsigned q = 0; q < 2 * k; q++)
+        if (pk[q] >= 0 && ls->active[pk[q]] != act0[q]) {
+            const struct corun_topo_domain *dom =
+                corun_topo_domain(pm->topo, CORUN_LEVEL_PACKAGE, (unsigned)pk[q]);
+
+            for (unsigned j = 0; dom && j < dom->ncpus; j++)
+                add_cpu_tasks(ls, dom->cpus[j]);
+        }
     for (unsigned a = 0; a < ls->naff; a++) {
+        before += ls->s[ls->aff[a]];
         ls->snew[a] = speed_of(ls, ls->aff[a]);
-        after += ls->snew[a] - move_pen(ls, ls->aff[a]);
+        after += ls->snew[a];
     }
+    for (unsigned m = 0; m < k; m++)
+        after -= move_pen(ls, t[m]);
     ls->ops += ls->naff;
     if (after > before + 1e-9) {
         for (unsigned a = 0; a < ls->naff; a++)
@@ -212,6 +242,8 @@ static void ls_free(struct ls *ls)
     for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
         free(ls->sum[li]);
     free(ls->cnt);
+    free(ls->corecnt);
+    free(ls->active);
     free(ls->head);
     free(ls->next);
     free(ls->prev);
@@ -236,6 +268,8 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
                                    sizeof(double))))
             goto out_nomem;
     ls->cnt = calloc(nc, sizeof(*ls->cnt));
+    ls->corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*ls->corecnt));
+    ls->active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*ls->active));
     ls->head = malloc(nc * sizeof(*ls->head));
     ls->next = malloc(n * sizeof(*ls->next));
     ls->prev = malloc(n * sizeof(*ls->prev));
@@ -243,7 +277,7 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
     ls->stamp = calloc(n, sizeof(*ls->stamp));
     ls->aff = malloc(n * sizeof(*ls->aff));
     ls->snew = malloc(n * sizeof(*ls->snew));
-    if (!ls->cnt || !ls->head || !ls->next || !ls->prev || !ls->s || !ls->stamp || !ls->aff ||
+    if (!ls->cnt || !ls->corecnt || !ls->active || !ls->head || !ls->next || !ls->prev || !ls->s || !ls->stamp || !ls->aff ||
         !ls->snew)
         goto out_nomem;
     for (unsigned c = 0; c < nc; c++)
