@@ -12,13 +12,14 @@
  *
  *   perf = IPC corrected to the reference clock with the frequency ratio
  *          (so a package that clocks down is not taken for interference);
- *   x    = best perf seen (slowly decaying) / smoothed perf - 1, the
- *          task's observed extra run time;
  *   x^   = sum over levels l of sens[l] * phi_l(sum of co-runners' press[l])
- *          where co-runners are the tasks pinned in the same domain of l;
- *   the error x - x^ is attributed by normalised least mean squares to the
- *   victim's sensitivities and to its co-runners' pressures, level by level,
- *   and every learned offset is pulled a little back to the class prior.
+ *          where co-runners are the tasks pinned in the same domain of l
+ *          (pairwise by class at the core level);
+ *   when a task settles in a new co-run configuration, the change of its
+ *   perf against the previous settled one is compared with the change of
+ *   1 + x^ (its speed alone, never observed, cancels out) and the error
+ *   corrects its sensitivities by normalised least mean squares; learned
+ *   offsets are pulled a little back to the class prior every interval.
  *
  * The result is a struct corun_task_profile per slot, what policies read.
  * Nothing here knows about a simulator; a profiler is not thread-safe (one
@@ -38,8 +39,8 @@ extern "C" {
 
 struct corun_profile_opts {
     double ema;        /* weight of a new interval in smoothed figures; 0: 0.5 */
-    double learn_rate; /* NLMS step for the learned offsets; 0: 0.25; <0: no learning */
-    double prior_pull; /* share of a learned offset dropped each interval; 0: 0.02 */
+    double learn_rate; /* NLMS step for the learned offsets; 0: 0.5; <0: no learning */
+    double prior_pull; /* share of a learned offset dropped each interval; 0: 0.005 */
     double best_decay; /* per-interval decay of the best perf seen; 0: 0.999 */
 };
 
@@ -87,7 +88,8 @@ CORUN_API int corun_profiler_update(struct corun_profiler *p,
 CORUN_API const struct corun_task_profile *corun_profiler_get(const struct corun_profiler *p,
                                                               unsigned slot);
 
-/* Observed extra run time of @slot (x above; NaN before two samples). */
+/* Observed extra run time of @slot against the best perf seen (slowly
+ * decaying): a lower bound when it never ran alone. NaN before two samples. */
 CORUN_API double corun_profiler_observed_slowdown(const struct corun_profiler *p, unsigned slot);
 
 /*

@@ -43,6 +43,14 @@ struct slot {
     double perf, best;                       /* IPC at the reference clock */
     double best_ipc, best_mpki, best_miss;   /* figures when it ran best */
     double x_obs;                            /* observed extra run time */
+    /* Differential learning: the features and speed of the last settled
+     * co-run configuration, and of the one it is in now. */
+    double cfg_f[NLEV], cfg_perf;
+    bool cfg_valid;
+    double cur_f[NLEV];
+    unsigned cur_n;
+    double last_perf;                        /* this interval's, unsmoothed */
+    double cur_sum;                          /* of last_perf since the 2nd interval */
     double dpress[NLEV], dsens[NLEV];        /* learned offsets to the prior */
     unsigned intervals;
     struct corun_task_profile prof;
@@ -58,11 +66,6 @@ struct corun_profiler {
 static double phi(unsigned li, double p)
 {
     return (li == 1 || li == 2) ? p / (1.0 + p) : p;
-}
-
-static double dphi(unsigned li, double p)
-{
-    return (li == 1 || li == 2) ? 1.0 / ((1.0 + p) * (1.0 + p)) : 1.0;
 }
 
 int corun_profiler_new(const struct corun_topo *topo, const struct corun_profile_opts *opts,
@@ -81,9 +84,9 @@ int corun_profiler_new(const struct corun_topo *topo, const struct corun_profile
     if (!(p->o.ema > 0 && p->o.ema <= 1))
         p->o.ema = 0.5;
     if (p->o.learn_rate == 0)
-        p->o.learn_rate = 0.25;
+        p->o.learn_rate = 0.5;
     if (!(p->o.prior_pull > 0 && p->o.prior_pull < 1))
-        p->o.prior_pull = 0.02;
+        p->o.prior_pull = 0.005;
     if (!(p->o.best_decay > 0 && p->o.best_decay <= 1))
         p->o.best_decay = 0.999;
     *out = p;
@@ -160,6 +163,7 @@ int corun_profiler_add(struct corun_profiler *p, unsigned id, enum corun_class h
     s->hint = (unsigned)hint < CORUN_NCLASSES ? hint : CORUN_CLASS_UNKNOWN;
     s->weight = weight > 0 ? weight : 1.0;
     s->ipc = s->fr = s->mpki = s->miss_ratio = s->bw = s->util = NAN;
+    s->last_perf = NAN;
     s->perf = s->best = s->best_ipc = s->best_mpki = s->best_miss = s->x_obs = NAN;
     refresh_profile(s);
     if (slot)
@@ -214,6 +218,7 @@ static void observe(struct corun_profiler *p, struct slot *s, const struct corun
     mf = isfinite(stall) ? stall : corun_profile_mem_share(ipc, mpki);
     perf = isfinite(fr) && fr > 0 ? ipc / ((1.0 - mf) + mf / fr) : ipc;
     s->perf = ema(s->perf, perf, a);
+    s->last_perf = perf;
     s->intervals++;
     if (!isfinite(s->best) || s->perf > s->best) {
         s->best = s->perf;
@@ -264,30 +269,134 @@ static void core_mult(const struct slot *s, double *ms, double *mp, double *s0, 
 }
 
 /*
- * The co-run lesson of one interval: for every pinned task with an observed
- * slowdown, the error of the predicted one, shared out by NLMS. Pressure
- * updates are gathered per domain first (a domain's victims' pull on its
- * members; per class of member at the core level) and applied after, so the
- * result does not depend on the order of @obs. Per level, sums are indexed
- * d * width + k, with width NCLS and k the class at the core level.
+ * The co-run lesson of one interval. Each pinned task's features are the
+ * pressure it feels at each level (phi of its co-runners' summed pressure;
+ * at the core level the class-pair table weighted by their pressure
+ * multipliers), so that its predicted extra time is x^ = sum sens_l * f_l
+ * (sens_0 being its core multiplier).
+ *
+ * Learning is differential. A task's speed alone is never observed (the
+ * best seen is usually contended), and an absolute error would teach that
+ * tasks never seen alone are insensitive. So the profiler waits for a task
+ * to settle in a new configuration (its features changed, then stayed for
+ * three intervals) and compares it with the previous settled one:
+ *   e = ln(perf_before / perf_now) - ln((1 + x^_now) / (1 + x^_before))
+ * where the unknown speed alone cancels out, and corrects the task's
+ * sensitivities by normalised LMS along the gradient of that log ratio.
+ * Pressures stay at their class priors: what a task does to others is
+ * confounded with what the others are, and the priors order it well.
  */
+static void features(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned n,
+                     unsigned k, double *const *sum, const unsigned *const *members,
+                     const unsigned *cnt, double f[NLEV])
+{
+    const struct slot *s = &p->slots[obs[k].slot];
+    unsigned cv = cls_idx(slot_class(s));
+
+    for (unsigned li = 0; li < NLEV; li++) {
+        double pr, se, others, sc, ms, mp, s0, p0;
+        int d = dom_of(p, obs[k].cpu, li, &sc);
+
+        f[li] = 0;
+        if (d < 0 || members[li][d] < 2)
+            continue;
+        if (li == 0) {
+            core_mult(s, &ms, &mp, &s0, &p0);
+            for (unsigned c = 0; c < NCLS; c++) {
+                double v = sum[0][(size_t)d * NCLS + c] - (c == cv ? mp / cnt[obs[k].cpu] : 0);
+
+                f[0] += corun_profile_core_pair(idx_cls(cv), idx_cls(c)) * (v > 0 ? v : 0);
+            }
+            continue;
+        }
+        slot_ps(s, li, &pr, &se);
+        others = sum[li][d] - pr / cnt[obs[k].cpu];
+        f[li] = phi(li, sc * (others > 0 ? others : 0));
+    }
+}
+
+/* Sensitivities of @s in the units of the features: multiplier at the core. */
+static void sens_vec(const struct slot *s, double v[NLEV], double *s0)
+{
+    double pr, ms, mp, p0;
+
+    core_mult(s, &ms, &mp, s0, &p0);
+    v[0] = ms;
+    for (unsigned li = 1; li < NLEV; li++)
+        slot_ps(s, li, &pr, &v[li]);
+}
+
+static void settle(struct corun_profiler *p, struct slot *s, const double f[NLEV])
+{
+    double sv[NLEV], s0, xn = 0, xb = 0, g[NLEV], norm = 0.01, e, perf;
+    bool same = true;
+
+    for (unsigned li = 0; li < NLEV; li++)
+        if (fabs(f[li] - s->cur_f[li]) > 0.02)
+            same = false;
+    if (!same || !s->cur_n) {
+        /* A new configuration; its first interval mixes old and new. */
+        memcpy(s->cur_f, f, sizeof(s->cur_f));
+        s->cur_n = 1;
+        s->cur_sum = 0;
+        return;
+    }
+    if (!isfinite(s->last_perf))
+        return;
+    s->cur_n++;
+    s->cur_sum += s->last_perf;
+    perf = s->cur_sum / (s->cur_n - 1);
+    if (s->cur_n > 3) {
+        /* Still there: a better estimate of the settled configuration. */
+        s->cfg_perf = perf;
+        return;
+    }
+    if (s->cur_n < 3)
+        return;
+    /* Settled (two clean intervals): learn against the previous one. */
+    if (s->cfg_valid) {
+        bool moved = false;
+
+        for (unsigned li = 0; li < NLEV; li++)
+            if (fabs(f[li] - s->cfg_f[li]) > 0.05)
+                moved = true;
+        if (moved && p->o.learn_rate > 0) {
+            sens_vec(s, sv, &s0);
+            for (unsigned li = 0; li < NLEV; li++) {
+                xn += sv[li] * f[li];
+                xb += sv[li] * s->cfg_f[li];
+            }
+            for (unsigned li = 0; li < NLEV; li++) {
+                g[li] = f[li] / (1 + xn) - s->cfg_f[li] / (1 + xb);
+                norm += g[li] * g[li];
+            }
+            e = log(s->cfg_perf / perf) - log((1 + xn) / (1 + xb));
+            for (unsigned li = 0; li < NLEV; li++) {
+                double step = p->o.learn_rate * e * g[li] / norm;
+
+                s->dsens[li] += li == 0 ? s0 * step : step;
+            }
+        }
+    }
+    memcpy(s->cfg_f, f, sizeof(s->cfg_f));
+    s->cfg_perf = perf;
+    s->cfg_valid = true;
+}
+
 static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned n)
 {
-    unsigned ncpus = corun_topo_ncpus(p->topo), nd[NLEV], width[NLEV];
-    double *sum[NLEV] = {0}, *pull[NLEV] = {0};
+    unsigned ncpus = corun_topo_ncpus(p->topo), nd[NLEV];
+    double *sum[NLEV] = {0};
     unsigned *cnt = calloc(ncpus ? ncpus : 1, sizeof(*cnt)), *members[NLEV] = {0};
-    double eta = p->o.learn_rate;
     int err = -ENOMEM;
 
     if (!cnt)
         return -ENOMEM;
     for (unsigned li = 0; li < NLEV; li++) {
         nd[li] = corun_topo_ndomains(p->topo, levels[li]);
-        width[li] = li == 0 ? NCLS : 1;
-        sum[li] = calloc((nd[li] ? nd[li] : 1) * width[li], sizeof(double));
-        pull[li] = calloc((nd[li] ? nd[li] : 1) * width[li], sizeof(double));
+        sum[li] = calloc((nd[li] ? nd[li] : 1) * (li == 0 ? NCLS : 1), sizeof(double));
         members[li] = calloc(nd[li] ? nd[li] : 1, sizeof(unsigned));
-        if (!sum[li] || !pull[li] || !members[li])
+        if (!sum[li] || !members[li])
             goto out_free;
     }
     for (unsigned k = 0; k < n; k++)
@@ -314,94 +423,19 @@ static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, 
             members[li][d]++;
         }
     }
-    /* Victims: their own sensitivity now, their domains' pull later. */
     for (unsigned k = 0; k < n; k++) {
         struct slot *s = &p->slots[obs[k].slot];
-        double f[NLEV] = {0}, g[NLEV] = {0}, xhat = 0, norm = 0.05, e, ms = 1, mp, s0 = 0, p0;
-        unsigned nb[NLEV] = {0}, cv = cls_idx(slot_class(s));
-        int d[NLEV];
-
-        if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus || !isfinite(s->x_obs))
-            continue;
-        for (unsigned li = 0; li < NLEV; li++) {
-            double pr, se, others, sc;
-
-            d[li] = dom_of(p, obs[k].cpu, li, &sc);
-            if (d[li] < 0 || members[li][d[li]] < 2)
-                continue;
-            nb[li] = members[li][d[li]] - 1;
-            if (li == 0) {
-                double tmax = 0;
-
-                core_mult(s, &ms, &mp, &s0, &p0);
-                for (unsigned c = 0; c < NCLS; c++) {
-                    double t = corun_profile_core_pair(idx_cls(cv), idx_cls(c));
-                    double v = sum[0][(size_t)d[0] * NCLS + c] - (c == cv ? mp / cnt[obs[k].cpu] : 0);
-
-                    f[0] += t * (v > 0 ? v : 0);
-                    tmax = t > tmax ? t : tmax;
-                }
-                g[0] = ms * tmax;
-                xhat += ms * f[0];
-                norm += f[0] * f[0] + nb[0] * g[0] * g[0];
-                continue;
-            }
-            slot_ps(s, li, &pr, &se);
-            others = sum[li][d[li]] - pr / cnt[obs[k].cpu];
-            if (others < 0)
-                others = 0;
-            f[li] = phi(li, sc * others);
-            g[li] = se * dphi(li, sc * others) * sc;
-            xhat += se * f[li];
-            norm += f[li] * f[li] + nb[li] * g[li] * g[li];
-        }
-        e = s->x_obs - xhat;
-        for (unsigned li = 0; li < NLEV; li++) {
-            if (!nb[li])
-                continue;
-            if (li == 0) {
-                /* In multiplier space, then back to the figures' units. */
-                s->dsens[0] += s0 * eta * e * f[0] / norm;
-                for (unsigned c = 0; c < NCLS; c++)
-                    pull[0][(size_t)d[0] * NCLS + c] +=
-                        eta * e * ms * corun_profile_core_pair(idx_cls(cv), idx_cls(c)) / norm /
-                        members[0][d[0]];
-                continue;
-            }
-            s->dsens[li] += eta * e * f[li] / norm;
-            /* Divided by the members so that a crowded domain does not
-             * overshoot. */
-            pull[li][d[li]] += eta * e * g[li] / norm / members[li][d[li]];
-        }
-    }
-    for (unsigned k = 0; k < n; k++) {
-        struct slot *s = &p->slots[obs[k].slot];
+        double f[NLEV];
 
         if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus)
             continue;
-        for (unsigned li = 0; li < NLEV; li++) {
-            int d = dom_of(p, obs[k].cpu, li, NULL);
-            double ms, mp, s0, p0;
-
-            /* Its own pull as a victim is in the domain's total; the
-             * error there is not its doing, but one share in many is a
-             * small bias, accepted for an O(n) update. */
-            if (d < 0 || members[li][d] < 2)
-                continue;
-            if (li == 0) {
-                core_mult(s, &ms, &mp, &s0, &p0);
-                s->dpress[0] +=
-                    p0 * pull[0][(size_t)d * NCLS + cls_idx(slot_class(s))] / cnt[obs[k].cpu];
-            } else {
-                s->dpress[li] += pull[li][d] / cnt[obs[k].cpu];
-            }
-        }
+        features(p, obs, n, k, sum, (const unsigned *const *)members, cnt, f);
+        settle(p, s, f);
     }
     err = 0;
 out_free:
     for (unsigned li = 0; li < NLEV; li++) {
         free(sum[li]);
-        free(pull[li]);
         free(members[li]);
     }
     free(cnt);

@@ -122,8 +122,9 @@ static double core_x(const struct corun_profiler *p, unsigned victim, unsigned o
 }
 
 /*
- * Two compute-bound tasks: alone first, then on one SMT core where they
- * really halve each other (the prior says 0.68 extra). The learner raises the pair's
+ * Two compute-bound tasks, moved every six intervals between two cores and
+ * one SMT core, where they really halve each other (the prior says 0.68
+ * extra) or do not slow each other at all. The learner raises the pair's
  * predicted interference toward what it sees; a second pair that does not
  * slow down at all is learned down.
  */
@@ -138,7 +139,7 @@ static void learn_pair(double shared_ipc, double *x_before, double *x_after)
     assert_int_equal(corun_profiler_add(p, 1, CORUN_CLASS_UNKNOWN, 1, &sa), 0);
     assert_int_equal(corun_profiler_add(p, 2, CORUN_CLASS_UNKNOWN, 1, &sb), 0);
     for (unsigned k = 0; k < 60; k++) {
-        bool shared = k >= 5;
+        bool shared = (k / 6) % 2 == 1;
         double ipc = shared ? shared_ipc : 2.0;
         struct corun_profile_obs o[2];
 
@@ -148,7 +149,7 @@ static void learn_pair(double shared_ipc, double *x_before, double *x_after)
         o[0] = obs_of(&a, sa, 0);
         o[1] = obs_of(&b, sb, shared ? 1 : 2);
         assert_int_equal(corun_profiler_update(p, o, 2), 0);
-        if (k == 4)
+        if (k == 5)
             *x_before = core_x(p, sa, sb);
     }
     assert_int_equal(corun_profiler_get(p, sa)->cls, CORUN_CLASS_COMPUTE);
