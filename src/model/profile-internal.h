@@ -11,10 +11,12 @@
 /*
  * corun__share_dom() - the domain of CPU @cpu at @level that the interference
  * model counts, or -1: none, or an L2 private to one core (what SMT siblings
- * share is counted once, at the core level). *@scale is the weight of
- * neighbour pressure there: 1, except for memory domains, where bandwidth
- * grows with the cores a domain holds, so pressure is counted per six cores
- * (the priors' reference), within 0.1..2.
+ * share is counted once, at the core level). *@scale weighs the damage
+ * there: for a memory domain it multiplies neighbour pressure (bandwidth
+ * grows with the cores a domain holds, so pressure counts per six cores,
+ * within 0.1..2); for a cache it multiplies the damage itself (what a
+ * sensitive task can lose grows with the cache it could hold: per 16 MB,
+ * within 0.25..2); 1 elsewhere or when the size is unknown.
  */
 int corun__share_dom(const struct corun_topo *topo, unsigned cpu, enum corun_level level,
                      double *scale);

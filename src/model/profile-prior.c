@@ -33,7 +33,7 @@ static const double prior_press[CORUN_NCLASSES][4] = {
 static const double prior_sens[CORUN_NCLASSES][4] = {
     [CORUN_CLASS_COMPUTE] = {0.68, 0.01, 0.02, 0.01},
     [CORUN_CLASS_SHEEP] = {0.30, 0.15, 0.30, 0.03},
-    [CORUN_CLASS_RABBIT] = {0.50, 0.35, 0.70, 0.10},
+    [CORUN_CLASS_RABBIT] = {0.50, 0.45, 0.90, 0.10},
     [CORUN_CLASS_CHASING] = {0.30, 0.18, 0.35, 0.12},
     [CORUN_CLASS_STREAMING] = {0.50, 0.02, 0.03, 0.10},
 };
@@ -160,6 +160,15 @@ int corun__share_dom(const struct corun_topo *topo, unsigned cpu, enum corun_lev
         core = corun_topo_domain(topo, CORUN_LEVEL_CORE, (unsigned)c->dom[CORUN_LEVEL_CORE]);
         if (d && core && d->ncpus <= core->ncpus)
             return -1; /* a per-core L2: what siblings share is the core's */
+    }
+    if ((level == CORUN_LEVEL_L3 || level == CORUN_LEVEL_L2) && d && d->size_bytes) {
+        /* What a cache-sensitive task can lose grows with the cache it
+         * could hold: per 16 MB (the priors' reference), within 0.25..2. */
+        *scale = (double)d->size_bytes / (16.0 * 1024 * 1024);
+        if (*scale < 0.25)
+            *scale = 0.25;
+        if (*scale > 2)
+            *scale = 2;
     }
     if (level == CORUN_LEVEL_NUMA && d) {
         unsigned cores = 0;

@@ -311,7 +311,10 @@ static void features(struct corun_profiler *p, const struct corun_profile_obs *o
         }
         slot_ps(s, li, &pr, &se);
         others = sum[li][d] - pr / cnt[obs[k].cpu];
-        f[li] = phi(li, sc * (others > 0 ? others : 0));
+        others = others > 0 ? others : 0;
+        /* As the predictor weighs it: caches scale the damage, memory the
+         * pressure (corun__share_dom). */
+        f[li] = (li == 1 || li == 2) ? sc * phi(li, others) : phi(li, sc * others);
     }
 }
 

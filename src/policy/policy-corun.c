@@ -457,12 +457,12 @@ static void deal(struct ctx *cx, struct child *ch, unsigned nch, unsigned *tasks
             for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
                 if (!c->impl[li])
                     continue;
-                double sc = corun__pm_scale(pm, c->cpus[0], li) / share;
+                double sc = corun__pm_scale(pm, c->cpus[0], li);
 
-                x += S(pm, t, li) * corun__pm_phi(li, c->psum[li] * sc);
+                x += S(pm, t, li) * corun__pm_dmg(li, c->psum[li] / share, sc);
                 damage += c->ssum[li] / share *
-                          (corun__pm_phi(li, (c->psum[li] + P(pm, t, li)) * sc) -
-                           corun__pm_phi(li, c->psum[li] * sc));
+                          (corun__pm_dmg(li, (c->psum[li] + P(pm, t, li)) / share, sc) -
+                           corun__pm_dmg(li, c->psum[li] / share, sc));
             }
             /* Away from its memory: remote latency on its stalls. */
             if (pm->home[t] >= 0 && pm->node[c->cpus[0]] >= 0 &&

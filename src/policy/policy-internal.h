@@ -72,6 +72,10 @@ struct corun__pm {
 int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap);
 void corun__pm_release(struct corun__pm *pm);
 
+/* Damage at level index @li from neighbour pressure @p with the domain's
+ * weight @sc (corun__share_dom): inside phi for memory, outside for caches. */
+static inline double corun__pm_dmg(unsigned li, double p, double sc);
+
 /* phi_l: how neighbour pressure P at level index @li turns into damage. */
 static inline double corun__pm_phi(unsigned li, double p)
 {
@@ -80,6 +84,13 @@ static inline double corun__pm_phi(unsigned li, double p)
     if (li == 1 || li == 2)
         return p / (1.0 + p);
     return p;
+}
+
+static inline double corun__pm_dmg(unsigned li, double p, double sc)
+{
+    if (li == 1 || li == 2)
+        return sc * p / (1.0 + p);
+    return sc * p;
 }
 
 /* Weight of neighbour pressure at level index @li for CPU @c. */

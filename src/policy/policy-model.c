@@ -342,17 +342,18 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
 
                 if (li == 3 && pm->home[i] >= 0)
                     x += pm->sens[i * CORUN__PM_NLEV + 3] *
-                         corun__pm_phi(3, corun__pm_scale(pm, (unsigned)cpu[i], 3) *
-                                              (sum[3][pm->home[i]] -
-                                               pm->press[i * CORUN__PM_NLEV + 3]));
+                         corun__pm_dmg(3,
+                                       sum[3][pm->home[i]] - pm->press[i * CORUN__PM_NLEV + 3],
+                                       corun__pm_scale(pm, (unsigned)cpu[i], 3));
                 else if (d >= 0 && li == 0)
                     x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],
                                           pm->mp[i] / cnt[cpu[i]]);
                 else if (d >= 0)
                     x += pm->sens[i * CORUN__PM_NLEV + li] *
-                         corun__pm_phi(li, corun__pm_scale(pm, (unsigned)cpu[i], li) *
-                                               (sum[li][d] - pm->press[i * CORUN__PM_NLEV + li] /
-                                                                 cnt[cpu[i]]));
+                         corun__pm_dmg(li,
+                                       sum[li][d] -
+                                           pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]],
+                                       corun__pm_scale(pm, (unsigned)cpu[i], li));
             }
             x += corun__pm_remote_x(pm, i, (unsigned)cpu[i]);
             {
@@ -391,9 +392,9 @@ double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, u
             continue;
         }
         xa += pm->sens[a * CORUN__PM_NLEV + li] *
-              corun__pm_phi(li, corun__pm_scale(pm, cpu_a, li) * pm->press[b * CORUN__PM_NLEV + li]);
+              corun__pm_dmg(li, pm->press[b * CORUN__PM_NLEV + li], corun__pm_scale(pm, cpu_a, li));
         xb += pm->sens[b * CORUN__PM_NLEV + li] *
-              corun__pm_phi(li, corun__pm_scale(pm, cpu_b, li) * pm->press[a * CORUN__PM_NLEV + li]);
+              corun__pm_dmg(li, pm->press[a * CORUN__PM_NLEV + li], corun__pm_scale(pm, cpu_b, li));
     }
     return pm->w[a] * corun__pm_cf(pm, a, cpu_a, 1.0) * (1.0 - 1.0 / (1.0 + xa)) +
            pm->w[b] * corun__pm_cf(pm, b, cpu_b, 1.0) * (1.0 - 1.0 / (1.0 + xb));

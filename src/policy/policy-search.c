@@ -102,8 +102,7 @@ static double speed_of(const struct ls *ls, unsigned t)
                               pm->mp[t] / ls->cnt[c]);
     if (pm->home[t] >= 0)
         x += pm->sens[t * CORUN__PM_NLEV + 3] *
-             corun__pm_phi(3, corun__pm_scale(pm, c, 3) *
-                                  (ls->sum[3][pm->home[t]] - pm->press[t * CORUN__PM_NLEV + 3]));
+             corun__pm_dmg(3, (ls->sum[3][pm->home[t]] - pm->press[t * CORUN__PM_NLEV + 3]), corun__pm_scale(pm, c, 3));
     x += corun__pm_remote_x(pm, t, c);
     for (unsigned li = 1; li < CORUN__PM_NLEV; li++) {
         int d = LEV(pm, c, li);
@@ -112,9 +111,8 @@ static double speed_of(const struct ls *ls, unsigned t)
             continue;
         if (d >= 0)
             x += pm->sens[t * CORUN__PM_NLEV + li] *
-                 corun__pm_phi(li, corun__pm_scale(pm, c, li) *
-                                       (ls->sum[li][d] -
-                                        pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c]));
+                 corun__pm_dmg(li, (ls->sum[li][d] -
+                                        pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c]), corun__pm_scale(pm, c, li));
     }
     {
         int p = pm->pkg[c];
