@@ -47,6 +47,8 @@
 #include "policy/policy-internal.h"
 
 #define CORUN_DP_MAX 14
+#define CORUN_RESTART_MAX 24 /* tasks: random restarts of the local search up to this */
+#define CORUN_RESTARTS 4
 #define P(pm, i, li) ((pm)->press[(i) * CORUN__PM_NLEV + (li)])
 #define S(pm, i, li) ((pm)->sens[(i) * CORUN__PM_NLEV + (li)])
 #define DOM(pm, c, li) ((pm)->dom[(c) * CORUN__PM_NLEV + (li)])
@@ -672,8 +674,30 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
         memcpy(alt, cur, n * sizeof(*alt));
         obj_alt = corun__search(&pm, alt, cur, snap->move_cost, snap->seed ^ 1,
                                 search_budget(n));
-        if (obj_alt >= obj)
+        if (obj_alt > obj) {
             memcpy(plan->cpu, alt, n * sizeof(*alt));
+            obj = obj_alt;
+        }
+    }
+    /* Small cases: a few seeded random restarts too. Turbo couples every
+     * core of a package, so one-move-at-a-time search has local optima
+     * (consolidating two tasks onto one core takes two moves). */
+    for (unsigned r = 0; n <= CORUN_RESTART_MAX && n <= ncpus && r < CORUN_RESTARTS; r++) {
+        uint64_t rng = snap->seed ^ (0xc0ffee + r);
+
+        for (unsigned i = ncpus; i > 1; i--) {
+            unsigned j = corun__rand_below(&rng, i), t = cpus[i - 1];
+
+            cpus[i - 1] = cpus[j];
+            cpus[j] = t;
+        }
+        for (unsigned i = 0; i < n; i++)
+            alt[i] = (int)cpus[i];
+        obj_alt = corun__search(&pm, alt, cur, snap->move_cost, rng, search_budget(n));
+        if (obj_alt > obj + 1e-9) {
+            memcpy(plan->cpu, alt, n * sizeof(*alt));
+            obj = obj_alt;
+        }
     }
     err = 0;
 out_free:
