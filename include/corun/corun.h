@@ -12,5 +12,6 @@
 #include <corun/act.h>
 #include <corun/policy.h>
 #include <corun/platform.h>
+#include <corun/thp.h>
 
 #endif

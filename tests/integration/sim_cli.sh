@@ -1,0 +1,76 @@
+# corun sim: determinism, its JSON, bad input, every fixture machine.
+. "$(dirname "$0")/lib.bash"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+wl=$CORUN_FIXTURES/workloads
+fx=$CORUN_FIXTURES/topologies
+
+# Determinism: byte-identical output, human and JSON.
+"$CORUN" sim --machine skx28 --workload "$wl/mixed8.txt" > "$tmp/a" && ok || fail "mixed8 exit $?"
+"$CORUN" sim --machine skx28 --workload "$wl/mixed8.txt" > "$tmp/b"
+cmp -s "$tmp/a" "$tmp/b" && ok || fail "human output differs between two runs"
+grep -q "^oracle " "$tmp/a" && ok || fail "no oracle row: $(cat "$tmp/a")"
+for p in baseline random worst oracle; do
+  [[ $(grep -c "^$p " "$tmp/a") == 1 ]] && ok || fail "expected one $p row"
+done
+args=(--machine "$fx/linux-16em64t-4s2c2t.xml" --workload random:6:7 --seed 3 --json)
+"$CORUN" sim "${args[@]}" > "$tmp/j1" && ok || fail "json exit $?"
+"$CORUN" sim "${args[@]}" > "$tmp/j2"
+cmp -s "$tmp/j1" "$tmp/j2" && ok || fail "JSON differs between two runs"
+"$CORUN" sim "${args[@]/--seed/--seed}" --seed 4 > "$tmp/j3"
+cmp -s "$tmp/j1" "$tmp/j3" && fail "another seed gave the same output" || ok
+
+# JSON: the keys of the issue, one object per policy, oracle >= baseline.
+for k in machine seed tasks policies; do
+  grep -q "^  \"$k\": " "$tmp/j1" && ok || fail "JSON lacks top-level $k"
+done
+expect_eq "json tasks" "$(json_num "$tmp/j1" tasks)" 6
+expect_eq "json seed" "$(json_num "$tmp/j1" seed)" 3
+for k in name stp antt max_slowdown makespan_s migrations capture tasks; do
+  expect_eq "policies with $k" "$(grep -c "^      \"$k\": " "$tmp/j1")" 4
+done
+grep -q '"makespan_s": null' "$tmp/j1" && ok || fail "makespan should be null without work amounts"
+grep -q '{"name": "[a-z-]*-[0-9]*", "class": "[a-z-]*", "speedup": [0-9.]*, "cpus": "[0-9]*"}' "$tmp/j1" \
+  && ok || fail "per-task objects malformed"
+stp() { awk -v p="\"$2\"" '$0 ~ "\"name\": "p {f=1} f && /"stp":/ {gsub(/[,]/,""); print $2; exit}' "$1"; }
+b=$(stp "$tmp/j1" baseline); o=$(stp "$tmp/j1" oracle); w=$(stp "$tmp/j1" worst)
+awk -v b="$b" -v o="$o" -v w="$w" 'BEGIN { exit !(o >= b && b >= w && o > 0) }' && ok \
+  || fail "ordering: worst $w baseline $b oracle $o"
+grep -A1 '"name": "baseline"' "$tmp/j1" > /dev/null
+awk '/"name": "baseline"/ {f=1} f && /"capture":/ {print; exit}' "$tmp/j1" | grep -q '"capture": 0' \
+  && ok || fail "baseline capture should be 0"
+
+# Work amounts: makespan is reported.
+"$CORUN" sim --machine icx40 --workload "$wl/phases-batch.txt" --policy baseline \
+  --duration-s 120 --json > "$tmp/batch" && ok || fail "batch exit $?"
+grep -q '"makespan_s": [0-9]' "$tmp/batch" && ok || fail "batch has no makespan"
+expect_eq "batch shows only what was asked" "$(grep -c '"name": "worst"' "$tmp/batch")" 0
+
+# Bad input: exit 2 and one line "FILE:LINE: reason".
+check_bad() {
+  local what=$1 want=$2; shift 2
+  "$CORUN" sim "$@" > "$tmp/o" 2> "$tmp/e"; rc=$?
+  expect_eq "$what exit" "$rc" 2
+  grep -q -- "$want" "$tmp/e" && ok || fail "$what: stderr lacks '$want': $(cat "$tmp/e")"
+}
+printf 'good class=sheep\n\nbad class=banana\n' > "$tmp/w1"
+check_bad "unknown class" "$tmp/w1:3: unknown class 'banana'" --machine skx28 --workload "$tmp/w1"
+expect_eq "bad line: one stderr line" "$(wc -l < "$tmp/e")" 1
+printf 'a u_disp=2\n' > "$tmp/w2"
+check_bad "out of range" "$tmp/w2:1: u_disp must be in (0, 1\]" --machine skx28 --workload "$tmp/w2"
+printf 'a frob=1\n' > "$tmp/w3"
+check_bad "unknown parameter" "$tmp/w3:1: unknown parameter 'frob'" --machine skx28 --workload "$tmp/w3"
+check_bad "missing workload" "/nonexistent.txt:0: cannot read" --machine skx28 --workload /nonexistent.txt
+check_bad "bad random" "random:N:SEED" --machine skx28 --workload random:0:1
+check_bad "missing machine file" "/nonexistent.xml" --machine /nonexistent.xml --workload random:4:1
+check_bad "bad synthetic" "synthetic description" --machine synthetic:banana:3 --workload random:4:1
+check_bad "unknown policy" "unknown policy 'nope'" --machine skx28 --workload random:4:1 --policy nope
+check_bad "bad duration" "duration" --machine skx28 --workload random:4:1 --duration-s -1
+check_bad "no machine" "required" --workload random:4:1
+
+# Every fixture machine and every preset runs, and says where its figures come from.
+for m in "$fx"/*.xml skx28 icx40 spr56 milan64 genoa96 "synthetic:pack:2 core:4 pu:2"; do
+  "$CORUN" sim --machine "$m" --workload random:4:1 --duration-s 1 > "$tmp/m" 2>&1 \
+    && ok || fail "$(basename "$m"): exit $?: $(tail -n 2 "$tmp/m")"
+  grep -q "^resources: \(preset\|defaults\)" "$tmp/m" && ok || fail "$(basename "$m"): no resources line"
+done
+finish
