@@ -247,6 +247,7 @@ int main(int argc, char **argv)
         for (unsigned p = 0; p < npol; p++) {
             double gaps[MAXCASES], gma[MAXCASES], gadv[MAXCASES], caps = 0, maxr[MAXCASES];
             double homo_min = INFINITY, migr_max = 0, gap_sum = 0;
+            int migr_at = -1;
             unsigned ng = 0, nma = 0, nadv = 0, ncap = 0, nmax = 0, ge_di = 0, nsmt = 0,
                      smt_ok = 0;
 
@@ -274,8 +275,10 @@ int main(int argc, char **argv)
                     nsmt++;
                     smt_ok += k->stp[p] >= k->di_stp * 1.03;
                 }
-                if (k->migr_rate[p] > migr_max)
+                if (k->migr_rate[p] > migr_max) {
                     migr_max = k->migr_rate[p];
+                    migr_at = (int)c;
+                }
             }
             qsort(gaps, ng, sizeof(double), cmp_d);
             {
@@ -317,8 +320,11 @@ int main(int argc, char **argv)
                            ge_di == ng ? "met" : "NOT met", ge_di, ng);
                     printf("  >= 3%% above DI on SMT/hybrid:       %s (%u/%u)\n",
                            smt_ok == nsmt ? "met" : "NOT met", smt_ok, nsmt);
-                    printf("  <= 1 migration per task per second: %s (max %.3f)\n",
-                           migr_max <= 1 ? "met" : "NOT met", migr_max);
+                    printf("  <= 1 migration per task per second: %s (max %.3f, %s %s %u)\n",
+                           migr_max <= 1 ? "met" : "NOT met", migr_max,
+                           migr_at >= 0 ? cases[migr_at].machine : "-",
+                           migr_at >= 0 ? mix_names[cases[migr_at].mix] : "-",
+                           migr_at >= 0 ? cases[migr_at].n : 0);
                 }
             }
         }
