@@ -346,11 +346,16 @@ out_free:
     return err;
 }
 
+/* Moves allowed this interval: the caller's cap, else a quarter of the
+ * tasks per second of interval, so that a task moves well under once a
+ * second on average whatever the interval (at least one move). */
 static unsigned move_cap(const struct corun_engine *e, unsigned m)
 {
+    double per = (double)m * (double)e->o.interval_ns * 1e-9 / 4;
+
     if (e->o.max_moves)
         return e->o.max_moves;
-    return m / 4 ? m / 4 : 1;
+    return per >= 1 ? (unsigned)per : 1;
 }
 
 static int place_and_apply(struct corun_engine *e, uint64_t now)
