@@ -13,5 +13,7 @@
 #include <corun/policy.h>
 #include <corun/platform.h>
 #include <corun/thp.h>
+#include <corun/profile.h>
+#include <corun/engine.h>
 
 #endif
