@@ -46,13 +46,17 @@ static const double prior_sens[CORUN_NCLASSES][4] = {
  * class-pair table (victim row, aggressor column: extra run time of the
  * victim), fitted to the simulator's SMT pair slowdowns less what the same
  * pair costs on two cores of one LLC (counted at the L3 and memory levels).
+ * No entry is below 0.15: a pair alone on a machine may barely interfere
+ * (two sheep: 0.05), but siblings also halve their L2 and then lean on a
+ * loaded LLC, which the pair table cannot see (two sheep beside devils in
+ * the simulator: about 0.25).
  * A task's learned core sensitivity and pressure scale its row and column.
  */
 static const double core_pair[CORUN_NCLASSES][CORUN_NCLASSES] = {
     [CORUN_CLASS_COMPUTE] = {0.68, 0.38, 0.45, 0.88, 0.55},
-    [CORUN_CLASS_SHEEP] = {0.34, 0.05, 0.10, 0.25, 0.15},
+    [CORUN_CLASS_SHEEP] = {0.34, 0.15, 0.15, 0.25, 0.15},
     [CORUN_CLASS_RABBIT] = {0.28, 0.15, 0.30, 0.50, 0.50},
-    [CORUN_CLASS_CHASING] = {0.15, 0.14, 0.22, 0.38, 0.30},
+    [CORUN_CLASS_CHASING] = {0.15, 0.15, 0.22, 0.38, 0.30},
     [CORUN_CLASS_STREAMING] = {0.34, 0.20, 0.30, 0.40, 0.65},
 };
 

@@ -469,7 +469,11 @@ int corun_profiler_update(struct corun_profiler *p, const struct corun_profile_o
             slot_ps(s, li, &pr, &se);
             corun_profile_prior(slot_class(s), levels[li], &pr, &se);
             s->dpress[li] = clampd(s->dpress[li], -pr, 4 - pr);
-            s->dsens[li] = clampd(s->dsens[li], -se, 4 - se);
+            /* A lesson moves a sensitivity within half to twice its class
+             * prior: few co-run changes teach it, noisily, and a collapse
+             * to zero (or a blow-up) misleads placement more than the
+             * prior's error does. */
+            s->dsens[li] = clampd(s->dsens[li], -0.5 * se, se);
         }
         refresh_profile(s);
     }
