@@ -76,20 +76,23 @@ void corun__pm_release(struct corun__pm *pm);
  * weight @sc (corun__share_dom): inside phi for memory, outside for caches. */
 static inline double corun__pm_dmg(unsigned li, double p, double sc);
 
-/* phi_l: how neighbour pressure P at level index @li turns into damage. */
+/* phi_l: how neighbour pressure P at level index @li turns into damage.
+ * Caches: the share a victim loses, P/(1+P) (shares go by insertion rate),
+ * squared: misses grow exponentially as a working set loses its cache, so
+ * losing half of a big cache costs far less than half of losing it all. */
 static inline double corun__pm_phi(unsigned li, double p)
 {
     /* Core (pipeline) and memory domain add up; caches saturate: one can
      * lose at most the whole cache. */
     if (li == 1 || li == 2)
-        return p / (1.0 + p);
+        return p * p / ((1.0 + p) * (1.0 + p));
     return p;
 }
 
 static inline double corun__pm_dmg(unsigned li, double p, double sc)
 {
     if (li == 1 || li == 2)
-        return sc * p / (1.0 + p);
+        return sc * p * p / ((1.0 + p) * (1.0 + p));
     return sc * p;
 }
 
