@@ -6,6 +6,18 @@
  * any exit path (normal, signal, crash followed by `corun restore`) puts it
  * back. Failures for one task (ESRCH as it exits, EPERM) are returned for
  * that task and never stop the caller's loop.
+ *
+ * Backends: corun_act_affinity (sched_setaffinity on every thread of a
+ * process, each process held by a pidfd so that a recycled PID is never
+ * touched), corun_act_cpuset (one cgroup per task under a "corun" cgroup of
+ * the cpuset hierarchy, v2 or v1), corun_act_dryrun (changes nothing, logs
+ * what it would do at CORUN_LOG_INFO), and the simulator's own. An instance
+ * (the state from open) is used from one thread at a time.
+ *
+ * The journal (one file per process under opts->journal_dir, written to a
+ * temporary name, fsync'ed and renamed) is keyed by PID and the process's
+ * start time (field 22 of /proc/PID/stat), so that a restore after a crash
+ * never touches a process that merely got the same PID.
  */
 #ifndef CORUN_ACT_H
 #define CORUN_ACT_H
@@ -24,6 +36,11 @@ struct corun_act_opts {
     void *backend_cfg;       /* backend-specific (the simulator's instance) */
 };
 
+/* corun_act_ops.flags */
+/* A task's later children follow it: apply() to a process moves everything
+ * it starts afterwards too (cpusets), so callers need not apply to them. */
+#define CORUN_ACT_CHILDREN_FOLLOW (1u << 0)
+
 struct corun_act_ops {
     const char *name; /* "affinity", "cpuset", "dryrun", "sim" */
     int (*probe)(const struct corun_act_opts *opts, char *why, size_t len);
@@ -36,7 +53,105 @@ struct corun_act_ops {
     /* Restores every task this instance changed. 0 or the first -errno. */
     int (*restore_all)(void *state);
     void (*close)(void *state);
+    /* ---- appended after the first contract; may be 0/NULL in a backend ---- */
+    unsigned flags; /* CORUN_ACT_* */
 };
+
+/*
+ * The backends of this library. apply() on the affinity and cpuset backends:
+ *   - the first apply to a PID opens a pidfd on it, reads its start time and
+ *     its threads' affinities (and cgroup), journals them durably, then acts
+ *     (affinity: a process whose threads all run on @cpus already is left
+ *     alone and not journaled: nothing changes);
+ *   - applying again (same or other CPUs) rescans /proc/PID/task, so threads
+ *     that appeared since are placed too: callers re-apply periodically;
+ *   - returns -ESRCH when the process is gone (or its PID now names another
+ *     process), -EPERM/-EACCES when it is not ours to change, -EINVAL for an
+ *     empty or impossible set; a thread that exits under our feet is skipped.
+ * restore() returns 0 when the process is gone (nothing left to put back)
+ * and drops its journal entry either way once nothing remains to do.
+ * A process already journaled by another instance keeps that entry's
+ * original: the first original wins.
+ */
+CORUN_API extern const struct corun_act_ops corun_act_affinity;
+CORUN_API extern const struct corun_act_ops corun_act_cpuset;
+CORUN_API extern const struct corun_act_ops corun_act_dryrun;
+
+/* The library's backend named @name ("affinity", "cpuset", "dryrun"), or NULL. */
+CORUN_API const struct corun_act_ops *corun_act_find(const char *name);
+
+/* ---- the journal ----------------------------------------------------------- */
+
+/* One thread's original affinity. */
+struct corun_journal_thread {
+    pid_t tid;
+    struct corun_cpuset cpus;
+};
+
+/* What a process looked like before corun's first change to it. */
+struct corun_journal_entry {
+    pid_t pid;
+    unsigned long long start_time; /* /proc/PID/stat field 22, clock ticks since boot */
+    char backend[16];              /* "affinity", "cpuset" */
+    char comm[32];                 /* its command name, for reports */
+    struct corun_cpuset cpus;      /* the main thread's affinity: what new threads get */
+    unsigned nthreads;
+    struct corun_journal_thread *threads; /* every thread's affinity then */
+    char cgroup[256];  /* cpuset backend: the cgroup it was in (absolute path), or "" */
+    char created[256]; /* cpuset backend: the cgroup corun made for it, or "" */
+};
+
+/* Releases what an entry owns; accepts a zeroed entry. */
+CORUN_API void corun_journal_entry_release(struct corun_journal_entry *e);
+
+/*
+ * corun_journal_write() - store @e durably as DIR/PID-START.journal: written
+ * to a temporary file, fsync'ed, renamed over, and the directory fsync'ed.
+ * Creates @dir (mode 0700) if needed. 0 or -errno. Thread-safe for distinct
+ * entries.
+ */
+CORUN_API int corun_journal_write(const char *dir, const struct corun_journal_entry *e);
+
+/*
+ * corun_journal_read() - parse the journal file @path into @e. 0, -errno for
+ * an unreadable file, or -EINVAL for a malformed one (then *@bad_line, if
+ * given, is its first bad line, 1-based).
+ */
+CORUN_API int corun_journal_read(const char *path, struct corun_journal_entry *e,
+                                 unsigned *bad_line);
+
+/* Removes the entry of @pid/@start_time from @dir. 0 (also when absent) or -errno. */
+CORUN_API int corun_journal_remove(const char *dir, pid_t pid, unsigned long long start_time);
+
+/*
+ * corun_proc_start_time() - the start time of process @pid (field 22 of
+ * /proc/PID/stat below @root, NULL "/"). 0, -ESRCH when there is no such
+ * process, -EINVAL when the file cannot be parsed.
+ */
+CORUN_API int corun_proc_start_time(const char *root, pid_t pid, unsigned long long *out);
+
+/* What corun_act_restore_journal() did with one entry. */
+struct corun_restore_result {
+    const char *file;                        /* the journal file */
+    const struct corun_journal_entry *entry; /* NULL when it could not be read */
+    int err;          /* 0 restored; -ESRCH gone (or PID recycled); other -errno failed */
+    const char *what; /* words: "affinity of 3 threads restored", "process gone" */
+};
+
+/*
+ * corun_act_restore_journal() - put back every process journaled under
+ * opts->journal_dir, as after a crash: for each entry, if a process with its
+ * PID and start time still runs, its threads get their original affinities
+ * (and, for the cpuset backend, it goes back to its cgroup and corun's cgroup
+ * is removed). Entries are removed once handled (kept when restoring failed
+ * for a reason other than the process being gone). @cb, if not NULL, is called
+ * once per entry. Returns 0 when every entry was restored or gone, else the
+ * first -errno; -ENOENT when the directory does not exist is reported as 0
+ * with no entries.
+ */
+CORUN_API int
+corun_act_restore_journal(const struct corun_act_opts *opts,
+                          void (*cb)(void *user, const struct corun_restore_result *r), void *user);
 
 #ifdef __cplusplus
 }

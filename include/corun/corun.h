@@ -13,6 +13,10 @@
 #include <corun/policy.h>
 #include <corun/platform.h>
 #include <corun/thp.h>
+#include <corun/wait.h>
+#include <corun/procsel.h>
+#include <corun/ctl.h>
+#include <corun/daemon.h>
 #include <corun/profile.h>
 #include <corun/engine.h>
 

@@ -5,7 +5,11 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "common/sys.h"
 
@@ -47,6 +51,15 @@ static int real_process_madvise(int pidfd, const void *iov, size_t vlen, int adv
     return (int)syscall(SYS_process_madvise, pidfd, iov, vlen, advice, flags);
 }
 
+static void real_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
+{
+    memset(regs, 0, 4 * sizeof(regs[0]));
+#if defined(__x86_64__) || defined(__i386__)
+    /* __get_cpuid_count checks @leaf against the basic or extended maximum. */
+    __get_cpuid_count(leaf, subleaf, &regs[0], &regs[1], &regs[2], &regs[3]);
+#endif
+}
+
 /* Spelled once, used for the table's initialiser and for the reset (a
  * const struct is not a constant expression in C). */
 #define REAL_SYSCALLS                                                                              \
@@ -55,6 +68,7 @@ static int real_process_madvise(int pidfd, const void *iov, size_t vlen, int adv
         .sched_getaffinity = sched_getaffinity, .pidfd_open = real_pidfd_open,                     \
         .pidfd_send_signal = real_pidfd_send_signal, .futex = real_futex,                          \
         .clock_gettime = clock_gettime, .process_madvise = real_process_madvise,                   \
+        .cpuid = real_cpuid,                                                                       \
     }
 
 static const struct corun__syscalls real_syscalls = REAL_SYSCALLS;

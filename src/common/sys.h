@@ -29,6 +29,9 @@ struct corun__syscalls {
     int (*clock_gettime)(clockid_t clk, struct timespec *ts);
     int (*process_madvise)(int pidfd, const void *iov, size_t vlen, int advice,
                            unsigned int flags);
+    /* CPUID leaf/subleaf into regs[0..3] = eax, ebx, ecx, edx; all zero for a
+     * leaf above the maximum and on non-x86 builds. Never fails. */
+    void (*cpuid)(uint32_t leaf, uint32_t subleaf, uint32_t regs[4]);
 };
 
 extern struct corun__syscalls corun__sys;

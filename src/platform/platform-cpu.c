@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/internal.h"
+#include "corun/wait.h"
 #include "platform/platform-internal.h"
 
 /*
@@ -307,13 +308,16 @@ static void hypervisor(const struct corun__pf_ctx *c, struct corun_platform *p)
 }
 
 /*
- * STUB: use corun_wait_strategy() when wait lands. The wait box decides at
- * run time by CPUID with this same rule: WAITPKG gives UMONITOR/UMWAIT, else
- * MONITORX gives MONITORX/MWAITX, else a PAUSE spin; each then sleeps on a
- * futex. Derived here from the report so a replayed tree answers for itself.
+ * The wait strategy. On this machine (no recorded root, real CPUID) it is
+ * the wait box's own choice, so the report and corun_mutex never disagree.
+ * For a replayed tree it is derived from the report with the wait box's rule:
+ * WAITPKG gives UMONITOR/UMWAIT, else MONITORX gives MONITORX/MWAITX, else a
+ * PAUSE spin; each then sleeps on a futex.
  */
-static const char *wait_strategy_of(const struct corun_platform *p)
+static const char *wait_strategy_of(const struct corun__pf_ctx *c, const struct corun_platform *p)
 {
+    if (!c->opts->root && !c->opts->cpuid)
+        return corun_wait_strategy_name(corun_wait_strategy());
     if (p->waitpkg.cpu == CORUN_TRI_YES)
         return "umwait";
     if (p->waitpkg.cpu == CORUN_TRI_UNKNOWN)
@@ -352,7 +356,7 @@ int corun__pf_cpu(struct corun__pf_ctx *c, struct corun_platform *p)
     corun__pf_read_str(c, "sys/devices/system/cpu/cpuidle/current_driver", p->idle_driver,
                        sizeof(p->idle_driver));
     hypervisor(c, p);
-    p->wait_strategy = wait_strategy_of(p);
+    p->wait_strategy = wait_strategy_of(c, p);
     umwait_control(c, p);
     return 0;
 }

@@ -94,22 +94,38 @@ bool corun__perf_hybrid(const struct corun__perf_env *env)
     return true;
 }
 
-void corun__perf_env_read(int rootfd, struct corun__perf_env *env)
+void corun__perf_env_parse(struct corun__perf_env *env, const char *paranoid, const char *status)
 {
-    char buf[4096], *p;
+    const char *p;
 
-    memset(env, 0, sizeof(*env));
     env->paranoid = -100;
-    if (corun__read_text(rootfd, "proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf)) > 0)
-        env->paranoid = atoi(buf);
-    if (corun__read_text(rootfd, "proc/self/status", buf, sizeof(buf)) > 0 &&
-        (p = strstr(buf, "CapEff:"))) {
+    env->cap_perfmon = false;
+    env->cap_sys_admin = false;
+    if (paranoid)
+        env->paranoid = atoi(paranoid);
+    /* At the start of a line only: the Name: line above it is the command
+     * name, which whoever runs corun chooses. */
+    for (p = status; p && strncmp(p, "CapEff:", 7); p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        ;
+    if (p) {
         unsigned long long eff = strtoull(p + 7, NULL, 16);
 
         env->cap_perfmon = eff & (1ull << CAP_PERFMON_BIT);
         env->cap_sys_admin = eff & (1ull << CAP_SYS_ADMIN_BIT);
     }
     env->exclude_kernel = !env->cap_perfmon && !env->cap_sys_admin && env->paranoid >= 2;
+}
+
+void corun__perf_env_read(int rootfd, struct corun__perf_env *env)
+{
+    char pbuf[4096], sbuf[4096];
+    bool have_p, have_s;
+
+    memset(env, 0, sizeof(*env));
+    have_p =
+        corun__read_text(rootfd, "proc/sys/kernel/perf_event_paranoid", pbuf, sizeof(pbuf)) > 0;
+    have_s = corun__read_text(rootfd, "proc/self/status", sbuf, sizeof(sbuf)) > 0;
+    corun__perf_env_parse(env, have_p ? pbuf : NULL, have_s ? sbuf : NULL);
     scan_core_pmus(rootfd, env);
 }
 

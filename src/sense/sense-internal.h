@@ -37,6 +37,16 @@ bool corun__perf_hybrid(const struct corun__perf_env *env);
 /* Reads paranoid level, capabilities and sysfs PMUs below @rootfd. */
 void corun__perf_env_read(int rootfd, struct corun__perf_env *env);
 
+/*
+ * The parsing half of corun__perf_env_read(): @paranoid is the text of
+ * /proc/sys/kernel/perf_event_paranoid and @status that of /proc/self/status
+ * (NUL-terminated; NULL when unreadable). Sets env->paranoid (-100 without
+ * @paranoid), cap_perfmon and cap_sys_admin (from the line that starts
+ * "CapEff:") and exclude_kernel; leaves the PMU fields alone. Exposed for the
+ * fuzz target.
+ */
+void corun__perf_env_parse(struct corun__perf_env *env, const char *paranoid, const char *status);
+
 /* Fills @attr for encoding @e (type, config, exclusions, read format). */
 void corun__perf_attr(const struct corun_event_encoding *e, const struct corun__perf_env *env,
                       struct perf_event_attr *attr);
@@ -125,8 +135,30 @@ struct corun__tidtab {
     struct corun__tid_stat *t;
     unsigned n, cap;
     bool want_ctxsw; /* also read status for context switches */
+    bool ctxsw_lost; /* a live thread's status could not be read: the sum is missing */
     uint64_t base_delay, base_ctxsw;
 };
+
+/* The fields of /proc/PID/stat the proc backend reads (proc(5)), in ticks and faults. */
+struct corun__proc_stat {
+    uint64_t minflt, cminflt, majflt, cmajflt;
+    uint64_t utime, stime, cutime, cstime;
+};
+
+/*
+ * Parses the NUL-terminated text of /proc/PID/stat (the command name may hold
+ * spaces and parentheses: fields are read after the last ')'). 0, or -EINVAL
+ * when the fields are missing or malformed (*@out untouched).
+ */
+int corun__proc_stat_parse(const char *buf, struct corun__proc_stat *out);
+
+/* Parses /proc/PID/schedstat's first two fields (time on CPU, time waiting
+ * on a runqueue, ns). 0, or -EINVAL (outputs untouched). */
+int corun__proc_schedstat_parse(const char *buf, uint64_t *run_ns, uint64_t *delay_ns);
+
+/* The number after "@key" at the start of a line of a status file (NUL-terminated
+ * @buf); 0 if absent. */
+uint64_t corun__proc_status_field(const char *buf, const char *key);
 
 /*
  * Reads /proc/PID/task/TID/schedstat (and status) of every live thread of

@@ -52,8 +52,7 @@ static struct corun__tid_stat *tid_slot(struct corun__tidtab *tab, pid_t tid)
     return &tab->t[tab->n++];
 }
 
-/* The number after "@key" at the start of a line of a status file; 0 if absent. */
-static uint64_t status_field(const char *buf, const char *key)
+uint64_t corun__proc_status_field(const char *buf, const char *key)
 {
     size_t n = strlen(key);
 
@@ -63,11 +62,22 @@ static uint64_t status_field(const char *buf, const char *key)
     return 0;
 }
 
+int corun__proc_schedstat_parse(const char *buf, uint64_t *run_ns, uint64_t *delay_ns)
+{
+    unsigned long long run, delay;
+
+    if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
+        return -EINVAL;
+    *run_ns = run;
+    *delay_ns = delay;
+    return 0;
+}
+
 /* Reads one thread; -ENOENT when it is gone (not an error for the table). */
 static int read_tid(struct corun__tidtab *tab, int rootfd, pid_t pid, pid_t tid)
 {
-    char path[96], buf[2048];
-    unsigned long long run, delay;
+    char path[96], buf[8192];
+    uint64_t run, delay;
     struct corun__tid_stat *st;
     ssize_t n;
 
@@ -75,7 +85,7 @@ static int read_tid(struct corun__tidtab *tab, int rootfd, pid_t pid, pid_t tid)
     n = corun__read_text(rootfd, path, buf, sizeof(buf));
     if (n < 0)
         return (int)n;
-    if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
+    if (corun__proc_schedstat_parse(buf, &run, &delay))
         return -EINVAL;
     st = tid_slot(tab, tid);
     if (!st)
@@ -87,12 +97,17 @@ static int read_tid(struct corun__tidtab *tab, int rootfd, pid_t pid, pid_t tid)
         st->delay_ns = delay;
     if (tab->want_ctxsw) {
         snprintf(path, sizeof(path), "proc/%d/task/%d/status", (int)pid, (int)tid);
-        if (corun__read_text(rootfd, path, buf, sizeof(buf)) > 0) {
-            uint64_t c = status_field(buf, "voluntary_ctxt_switches:") +
-                         status_field(buf, "nonvoluntary_ctxt_switches:");
+        n = corun__read_text(rootfd, path, buf, sizeof(buf));
+        if (n > 0) {
+            uint64_t c = corun__proc_status_field(buf, "voluntary_ctxt_switches:") +
+                         corun__proc_status_field(buf, "nonvoluntary_ctxt_switches:");
 
             if (c > st->ctxsw)
                 st->ctxsw = c;
+        } else if (n != -ENOENT && n != -ESRCH) {
+            /* Not a thread that just exited: the sum would silently lack its
+             * switches (a status file past the buffer, say), so it is missing. */
+            tab->ctxsw_lost = true;
         }
     }
     return 0;
@@ -209,25 +224,42 @@ static int proc_probe(const struct corun_sense_opts *opts, char *why, size_t len
     return 0;
 }
 
+int corun__proc_stat_parse(const char *buf, struct corun__proc_stat *out)
+{
+    unsigned long long f[8];
+    const char *p;
+
+    /* The command name may hold spaces and parentheses: start after the last ')'. */
+    p = strrchr(buf, ')');
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %llu %llu %llu %llu %llu %llu %llu",
+                     &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7]) != 8)
+        return -EINVAL;
+    out->minflt = f[0];
+    out->cminflt = f[1];
+    out->majflt = f[2];
+    out->cmajflt = f[3];
+    out->utime = f[4];
+    out->stime = f[5];
+    out->cutime = f[6];
+    out->cstime = f[7];
+    return 0;
+}
+
 /* Reads utime+stime (+ children's) in ticks and faults of @pid. */
 static int read_stat(const struct proc_state *st, pid_t pid, uint64_t *ticks, uint64_t *faults)
 {
-    unsigned long long f[8];
-    char path[64], buf[1024], *p;
+    struct corun__proc_stat f;
+    char path[64], buf[1024];
     ssize_t n;
 
     snprintf(path, sizeof(path), "proc/%d/stat", (int)pid);
     n = corun__read_text(st->rootfd, path, buf, sizeof(buf));
     if (n < 0)
         return n == -ENOENT ? -ESRCH : (int)n;
-    /* The command name may hold spaces and parentheses: start after the last ')'. */
-    p = strrchr(buf, ')');
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %llu %llu %llu %llu %llu %llu %llu",
-                     &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7]) != 8)
+    if (corun__proc_stat_parse(buf, &f))
         return -EINVAL;
-    /* minflt cminflt majflt cmajflt utime stime cutime cstime */
-    *faults = f[0] + f[2] + (st->inherit ? f[1] + f[3] : 0);
-    *ticks = f[4] + f[5] + (st->inherit ? f[6] + f[7] : 0);
+    *faults = f.minflt + f.majflt + (st->inherit ? f.cminflt + f.cmajflt : 0);
+    *ticks = f.utime + f.stime + (st->inherit ? f.cutime + f.cstime : 0);
     return 0;
 }
 
@@ -387,7 +419,7 @@ static int proc_read(void *state, int handle, struct corun_sample *out)
                 out->value[CORUN_EV_RUN_DELAY_NS] = corun__tidtab_delay(&t->tab);
                 out->valid |= CORUN_EV_BIT(CORUN_EV_RUN_DELAY_NS);
             }
-            if (st->from_proc & CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES)) {
+            if ((st->from_proc & CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES)) && !t->tab.ctxsw_lost) {
                 out->value[CORUN_EV_CONTEXT_SWITCHES] = corun__tidtab_ctxsw(&t->tab);
                 out->valid |= CORUN_EV_BIT(CORUN_EV_CONTEXT_SWITCHES);
             }

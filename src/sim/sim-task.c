@@ -281,8 +281,11 @@ static int add_tasks(struct parse *p, const struct corun_sim_task *t, unsigned l
         struct corun_sim_task *d = &p->w->tasks[p->w->ntasks++];
 
         *d = *t;
+        /* valid_name() allows CORUN_SIM_NAME_MAX - 7 characters, which leaves
+         * room for ".4096": the name is never cut. */
         if (count > 1)
-            snprintf(d->name, sizeof(d->name), "%.40s.%u", t->name, (unsigned)(i + 1));
+            snprintf(d->name, sizeof(d->name), "%.*s.%u", CORUN_SIM_NAME_MAX - 7, t->name,
+                     (unsigned)(i + 1));
     }
     return 0;
 }

@@ -14,3 +14,7 @@ finish() {
   echo "$checks checks, $failures failures"
   ((failures == 0))
 }
+# wait_file FILE [SECONDS]: poll until FILE exists (a real condition), with a deadline
+wait_file() { local d=$((SECONDS + ${2:-20})); while [[ ! -s $1 ]]; do ((SECONDS > d)) && return 1; read -rt 0.01 <> <(:) || true; done; }
+# affinity_of PID: the distinct Cpus_allowed_list values of all its threads, one per line
+affinity_of() { cat /proc/"$1"/task/*/status 2>/dev/null | sed -n 's/^Cpus_allowed_list:\s*//p' | sort -u; }

@@ -590,6 +590,7 @@ static void spin_cpu(double seconds)
             x += (unsigned long)i;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
+    (void)x; /* clang: -Wunused-but-set-variable even for a volatile */
 }
 
 /* Counts a child that spins 0.25 s of CPU with @ops (or the default chain). */
@@ -654,6 +655,7 @@ static void *spin_thread(void *arg)
             x += (unsigned long)i;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < 0.12);
+    (void)x; /* clang: -Wunused-but-set-variable even for a volatile */
     return arg;
 }
 

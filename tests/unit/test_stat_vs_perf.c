@@ -119,6 +119,7 @@ static void spin(double seconds)
             x += (unsigned long)i;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
+    (void)x; /* clang: -Wunused-but-set-variable even for a volatile */
 }
 
 int main(int argc, char **argv)

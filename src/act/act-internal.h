@@ -1,0 +1,84 @@
+/*
+ * act-internal.h — what the actuator backends share: CPU masks at the kernel
+ * boundary (sized with CPU_ALLOC, so machines with more than 1024 CPUs work),
+ * the threads of a process, pidfd guards, and the per-process record an
+ * instance keeps of what it changed.
+ */
+#ifndef CORUN_ACT_INTERNAL_H
+#define CORUN_ACT_INTERNAL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "corun/act.h"
+
+/* One process an instance has changed. */
+struct corun__act_proc {
+    pid_t pid;
+    int pidfd;                       /* held from the first apply to restore */
+    struct corun_journal_entry orig; /* what it was, as journaled */
+    struct corun_cpuset cur;         /* what we last applied */
+};
+
+/* The bookkeeping shared by the affinity and cpuset instances. */
+struct corun__act_base {
+    int rootfd;
+    char *journal_dir; /* NULL: no journal */
+    char *root;        /* as given, for corun_proc_start_time */
+    unsigned nprocs, cap;
+    struct corun__act_proc *procs;
+};
+
+int corun__act_base_init(struct corun__act_base *b, const struct corun_act_opts *opts);
+void corun__act_base_release(struct corun__act_base *b);
+/* The record of @pid, or NULL. */
+struct corun__act_proc *corun__act_find(struct corun__act_base *b, pid_t pid);
+/* Drops the record @p (closing its pidfd). */
+void corun__act_forget(struct corun__act_base *b, struct corun__act_proc *p);
+
+/*
+ * corun__act_track() - the first sight of @pid: open a pidfd, read its start
+ * time, comm and every thread's affinity into a new record, and journal it
+ * (with @backend's name; the cpuset backend fills cgroup/created through
+ * @fill before the write). 0 and *@out, or -ESRCH (gone), -errno.
+ */
+int corun__act_track(struct corun__act_base *b, pid_t pid, const char *backend,
+                     int (*fill)(void *ctx, struct corun_journal_entry *e), void *ctx,
+                     struct corun__act_proc **out);
+
+/* True while the process behind @pidfd has not exited. */
+bool corun__pidfd_alive(int pidfd);
+
+/* Reads the affinity of thread @tid into @set (grown as needed). 0 or -errno. */
+int corun__mask_get(pid_t tid, struct corun_cpuset *set);
+/* Sets the affinity of thread @tid to @set. 0 or -errno. */
+int corun__mask_set(pid_t tid, const struct corun_cpuset *set);
+
+/*
+ * corun__for_each_thread() - calls @fn for every thread of @pid listed in
+ * /proc/PID/task below @rootfd. Stops at the first non-zero return of @fn
+ * and returns it; -ESRCH when the process is gone.
+ */
+int corun__for_each_thread(int rootfd, pid_t pid, int (*fn)(void *ctx, pid_t tid), void *ctx);
+
+/*
+ * corun__set_all_threads() - puts every thread of @pid on @cpus, rescanning
+ * until a pass finds no thread it had not already set (threads created
+ * meanwhile). A thread that vanished (ESRCH) is skipped. 0, -ESRCH when the
+ * whole process is gone, or the first other -errno.
+ */
+int corun__set_all_threads(int rootfd, pid_t pid, const struct corun_cpuset *cpus);
+
+/* True when every thread of @pid already runs on exactly @cpus (false on
+ * any error, including the process being gone). */
+bool corun__threads_all_on(int rootfd, pid_t pid, const struct corun_cpuset *cpus);
+
+/* Gives every thread of @pid the affinity @e journaled for it (the main
+ * thread's for threads born since). 0, -ESRCH, or the first -errno. */
+int corun__restore_threads(int rootfd, const struct corun_journal_entry *e);
+
+/* The cpuset backend's restore of a journaled entry (crash recovery too):
+ * back to its cgroup, affinities back, corun's cgroup removed. */
+int corun__cpuset_restore_entry(int rootfd, const struct corun_journal_entry *e, bool alive);
+
+#endif

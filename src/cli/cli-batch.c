@@ -1,0 +1,832 @@
+/*
+ * cli-batch.c — `corun batch`: a queue of shell commands run N at a time,
+ * GNU parallel style, with co-runners chosen to interfere little.
+ *
+ * The loop, in the manner of sched_ext's user-space halves: options → signals
+ * blocked and taken synchronously (sigtimedwait) → while jobs remain: start
+ * jobs while slots are free (which one and where: batch-sched.c and the
+ * policy), wait for a child, a signal or the next tick (learn CPU use, pick
+ * up new threads, re-place when profiles say so) → teardown: restore every
+ * placement, reap every process, report.
+ *
+ * Each job is `/bin/sh -c LINE` in its own process group, with stdin from
+ * /dev/null; corun is a child subreaper, so whatever a job leaves behind is
+ * reparented to corun, not to init: when a job's shell exits the rest of its
+ * group gets SIGTERM, and nothing outlives the batch. SIGINT/SIGTERM are
+ * passed on to every running job; corun waits for them, restores, and exits
+ * 130/143.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/batch.h"
+#include "cli/cli.h"
+#include "cli/place.h"
+#include "cli/spawn.h"
+#include "cli/topo-load.h"
+
+#define TICK_NS         250000000L /* learning and thread pick-up period */
+#define REPLACE_EVERY_S 2.0        /* hysteresis: re-place at most this often */
+#define MATURE_S        1.0        /* a job's CPU use means something after this */
+#define WINDOW          8          /* queued jobs considered at each start */
+#define STOP_GRACE_S    10.0       /* after forwarding a signal, then SIGKILL */
+#define UNPIN_WAIT      0.5        /* share of its CPU demand a pinned job may spend waiting */
+
+static unsigned count_state(const struct batch *b, enum job_state s)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < b->njobs; i++)
+        n += b->runs[i].state == s;
+    return n;
+}
+
+/* The profile the chooser and the policy see for job @r, as task @id. */
+static void job_profile(const struct batch *b, const struct job_run *r, unsigned id, int cpu,
+                        struct corun_task_profile *p)
+{
+    const struct sched_learned *l = sched_book_find(&b->book, r->key);
+    enum corun_class cls = r->cls;
+    double util = NAN;
+
+    if (r->state == JOB_RUNNING && r->live_t - r->start_s >= MATURE_S)
+        util = fmin(1.0, r->live_demand);
+    else if (l)
+        util = l->cpu_util;
+    if (cls == CORUN_CLASS_UNKNOWN && l)
+        cls = l->cls;
+    sched_profile(p, id, cls, r->spec->weight, util, cpu);
+}
+
+/* Profiles of the running jobs into @tasks (room for njobs + 1); their count. */
+static unsigned running_profiles(const struct batch *b, struct corun_task_profile *tasks,
+                                 struct job_run **who)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < b->njobs; i++) {
+        struct job_run *r = &b->runs[i];
+
+        if (r->state != JOB_RUNNING)
+            continue;
+        job_profile(b, r, n, r->cpu, &tasks[n]);
+        if (who)
+            who[n] = r;
+        n++;
+    }
+    return n;
+}
+
+/*
+ * The expected cost of task @c beside the running tasks if it waited: the
+ * same neighbours' places taken by a typical other queued job. (With no
+ * other queued job, waiting changes nothing: the cost now.)
+ */
+static double cost_later(struct batch *b, const struct job_run *cand,
+                         const struct corun_task_profile *c,
+                         const struct corun_task_profile *running, unsigned nrun)
+{
+    double sum = 0;
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < b->njobs && n < 64; i++) {
+        const struct job_run *q = &b->runs[i];
+
+        if (q->state != JOB_QUEUED || q == cand)
+            continue;
+        for (unsigned k = 0; k < nrun; k++) {
+            struct corun_task_profile qp;
+
+            job_profile(b, q, 0, running[k].cpu, &qp);
+            sum += sched_pair_cost(b->topo, c, &qp);
+        }
+        n++;
+    }
+    return n ? sum / n : sched_cost_with(b->topo, c, running, nrun);
+}
+
+/*
+ * Chooses the next job to start and its dense CPU (-1: not pinned). Among
+ * the first WINDOW queued jobs, the policy places each beside the running
+ * ones; each gets the interference predicted with them now, less what it
+ * would meet later among the jobs still queued. The lowest wins: a
+ * memory-bound job starts beside a compute-bound one rather than leaving all
+ * the compute-bound jobs to be used up first and the memory-bound ones to
+ * meet each other at the end. Ties go to the heavier, then the earlier job.
+ * The first queued job passed over 2*jmax times goes next regardless, so no
+ * job starves. First in, first out for the `linux` policy.
+ */
+static struct job_run *pick_next(struct batch *b, struct corun_task_profile *tasks, int *cpu_out)
+{
+    unsigned nrun = running_profiles(b, tasks, NULL), seen = 0;
+    int *plan_cpu = calloc(nrun + 1, sizeof(int));
+    struct job_run *best = NULL, *head = NULL;
+    double best_cost = INFINITY;
+    int best_cpu = -1;
+
+    if (!plan_cpu)
+        return NULL;
+    for (unsigned i = 0; i < b->njobs && seen < WINDOW; i++) {
+        struct job_run *r = &b->runs[i];
+        struct corun_snapshot snap = {
+            .topo = b->topo, .ntasks = nrun + 1, .tasks = tasks, .seed = 1};
+        struct corun_plan plan = {.ntasks = nrun + 1, .cpu = plan_cpu};
+        double cost;
+        int cpu = -1;
+
+        if (r->state != JOB_QUEUED)
+            continue;
+        if (!head)
+            head = r;
+        seen++;
+        job_profile(b, r, nrun, -1, &tasks[nrun]);
+        if (b->pol->place(&snap, &plan) == 0)
+            cpu = plan.cpu[nrun];
+        tasks[nrun].cpu = cpu;
+        cost = sched_cost_with(b->topo, &tasks[nrun], tasks, nrun);
+        if (!b->fifo)
+            cost -= cost_later(b, r, &tasks[nrun], tasks, nrun);
+        if (!best || cost < best_cost - 1e-9 ||
+            (cost < best_cost + 1e-9 && r->spec->weight > best->spec->weight)) {
+            best = r;
+            best_cost = cost;
+            best_cpu = cpu;
+        }
+        if (b->fifo || head->skipped >= 2 * b->jmax)
+            break;
+    }
+    free(plan_cpu);
+    /* Jobs passed over age towards their turn. */
+    for (unsigned i = 0; best && &b->runs[i] < best; i++)
+        if (b->runs[i].state == JOB_QUEUED)
+            b->runs[i].skipped++;
+    *cpu_out = best_cpu;
+    return best;
+}
+
+/* Applies dense CPU @cpu to process @pid of job @r; records it for restore. */
+static int place_pid(struct batch *b, struct job_run *r, pid_t pid, int cpu)
+{
+    struct corun_cpuset set = {0};
+    int err = cli_dense_to_set(b->topo, cpu, &set);
+
+    if (!err)
+        err = b->ops->apply(b->act, pid, &set);
+    if (!err) {
+        bool known = false;
+
+        for (unsigned i = 0; i < r->napplied; i++)
+            known |= r->applied[i] == pid;
+        if (!known && r->napplied < sizeof(r->applied) / sizeof(r->applied[0]))
+            r->applied[r->napplied++] = pid;
+        corun_cpuset_format(&set, r->cpus, sizeof(r->cpus));
+    }
+    corun_cpuset_release(&set);
+    return err;
+}
+
+static void start_job(struct batch *b, struct job_run *r, int cpu)
+{
+    struct spawn_opts so = {.shell_cmd = r->spec->command, .new_pgroup = true, .null_stdin = true};
+    struct spawn sp;
+    char why[512];
+    int err;
+
+    r->start_s = run_now_s();
+    r->live_t = r->start_s;
+    if ((err = spawn_start(&so, &sp))) {
+        cli_error("batch", "job %s (line %u): cannot start: fork: %s", r->spec->name, r->spec->line,
+                  corun_strerror(err));
+        r->not_started = true;
+        r->state = JOB_DONE;
+        b->failed++;
+        return;
+    }
+    r->pid = sp.pid;
+    r->state = JOB_RUNNING;
+    r->cpu = -1;
+    snprintf(r->cpus, sizeof(r->cpus), "any");
+    run_measure_start(&r->m, sp.pid);
+    if (cpu >= 0 && b->ops) {
+        err = place_pid(b, r, sp.pid, cpu);
+        if (err) {
+            /* Never fatal: the job runs where the kernel puts it. */
+            cli_error("batch", "job %s: placing on CPU %u (%s): %s; running unplaced",
+                      r->spec->name, corun_topo_cpu(b->topo, (unsigned)cpu)->os_index, b->ops->name,
+                      corun_strerror(err));
+            b->placement_errors++;
+        } else {
+            r->cpu = cpu;
+        }
+    }
+    if ((err = spawn_release(&sp, why, sizeof(why)))) {
+        cli_error("batch", "job %s (line %u): cannot start: %s", r->spec->name, r->spec->line, why);
+        r->not_started = true;
+    }
+    if (cli_verbose)
+        fprintf(stderr, "corun batch: started %s (pid %d) on CPUs %s\n", r->spec->name, (int)r->pid,
+                r->cpus);
+}
+
+static void finish_job(struct batch *b, struct job_run *r, int status, const struct rusage *ru)
+{
+    double util;
+
+    run_measure_finish(&r->m, ru);
+    r->status = status;
+    r->end_s = run_now_s();
+    r->state = JOB_DONE;
+    /* What it wanted of a CPU: its CPU time plus the time it waited for
+     * one, per second; on a crowded machine CPU time alone makes a busy job
+     * look idle. A short job never sampled: if it was preempted more often
+     * than it slept, it was busy. */
+    util = r->m.wall_s > 0 ? fmin(1.0, (r->m.cpu_s + r->live_delay_s) / r->m.wall_s) : NAN;
+    {
+        const struct run_metric *rss = run_measure_metric(&r->m, "max_rss_bytes");
+        const struct run_metric *vol = run_measure_metric(&r->m, "voluntary_switches");
+        const struct run_metric *inv = run_measure_metric(&r->m, "involuntary_switches");
+        /* The private footprint sampled while it ran; the whole peak RSS
+         * (libraries included) only for a job too short to be sampled. */
+        double mem = r->live_rss > 0 ? r->live_rss : rss ? rss->value : NAN;
+
+        if (r->live_delay_s == 0 && vol && inv && vol->value <= inv->value)
+            util = 1.0;
+        const struct run_metric *mpki = run_measure_metric(&r->m, "llc_mpki");
+        const struct run_metric *ipc = run_measure_metric(&r->m, "ipc");
+
+        r->cls = sched_learn_class(r->spec->cls, util, mem > 0 ? mem : NAN, &b->caches);
+        /* Counters, where the sense box has them, outrank the footprint. */
+        r->cls = sched_class_from_counters(r->spec->cls, util, mpki ? mpki->value : NAN,
+                                           ipc ? ipc->value : NAN, r->cls);
+    }
+    sched_book_learn(&b->book, r->key, r->cls, util);
+    for (unsigned i = 0; b->ops && i < r->napplied; i++)
+        b->ops->restore(b->act, r->applied[i]);
+    r->napplied = 0;
+    if (batch_job_code(r) != 0)
+        b->failed++;
+    if (cli_verbose)
+        fprintf(stderr, "corun batch: %s exited %d after %.3f s\n", r->spec->name,
+                batch_job_code(r), r->m.wall_s);
+}
+
+static struct job_run *running_by_pid(struct batch *b, pid_t pid)
+{
+    for (unsigned i = 0; i < b->njobs; i++)
+        if (b->runs[i].state == JOB_RUNNING && b->runs[i].pid == pid)
+            return &b->runs[i];
+    return NULL;
+}
+
+/* Reaps every child that has exited: job leaders end their job (the rest of
+ * their group is told to go while the zombie leader still holds the group
+ * id, so the signal cannot reach a recycled group); anything else is a
+ * leftover reparented to us. */
+static void reap(struct batch *b)
+{
+    for (;;) {
+        siginfo_t si = {0};
+        struct rusage ru = {0};
+        struct job_run *r;
+        int status = 0;
+
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+            return;
+        r = running_by_pid(b, si.si_pid);
+        if (r) {
+            run_measure_exited(&r->m); /* its counters, while it is a zombie */
+            kill(-r->pid, SIGTERM);
+        }
+        if (wait4(si.si_pid, &status, 0, &ru) < 0)
+            return;
+        if (r)
+            finish_job(b, r, status, &ru);
+    }
+}
+
+/* Every process of the job group @pgid (for the affinity actuator, which
+ * places processes one by one). */
+static unsigned group_pids(pid_t pgid, pid_t *out, unsigned max)
+{
+    struct dirent *d;
+    unsigned n = 0;
+    DIR *dir = opendir("/proc");
+
+    if (!dir)
+        return 0;
+    while ((d = readdir(dir)) && n < max) {
+        pid_t pid = (pid_t)atoi(d->d_name);
+
+        if (pid > 0 && getpgid(pid) == pgid)
+            out[n++] = pid;
+    }
+    closedir(dir);
+    return n;
+}
+
+static void move_job(struct batch *b, struct job_run *r, int cpu)
+{
+    pid_t pids[64];
+    unsigned n = 1;
+    int err;
+
+    pids[0] = r->pid;
+    if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
+        n = group_pids(r->pid, pids, 64);
+    for (unsigned i = 0; i < n; i++)
+        if ((err = place_pid(b, r, pids[i], cpu)) && err != -ESRCH)
+            b->placement_errors++;
+    r->cpu = cpu;
+    r->moves++;
+    b->replacements++;
+}
+
+/* As profiles mature, ask the policy again for all running jobs; apply its
+ * plan only when it is predicted to cut interference by a tenth and moves
+ * few jobs (moving costs caches). */
+static void replace(struct batch *b, struct corun_task_profile *tasks, struct job_run **who)
+{
+    unsigned n = running_profiles(b, tasks, who), moves = 0;
+    struct corun_task_profile *next;
+    double before = 0, after = 0;
+    int *cpu;
+
+    if (n < 2 || !b->ops)
+        return;
+    cpu = calloc(n, sizeof(int));
+    next = calloc(n, sizeof(*next));
+    if (!cpu || !next)
+        goto out_free;
+    for (unsigned i = 0; i < n; i++) {
+        next[i] = tasks[i];
+        next[i].cpu = -1;
+    }
+    {
+        struct corun_snapshot snap = {.topo = b->topo, .ntasks = n, .tasks = next, .seed = 1};
+        struct corun_plan plan = {.ntasks = n, .cpu = cpu};
+
+        if (b->pol->place(&snap, &plan))
+            goto out_free;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        next[i].cpu = cpu[i];
+        moves += cpu[i] != tasks[i].cpu;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        before += sched_cost_with(b->topo, &tasks[i], tasks, i);
+        after += sched_cost_with(b->topo, &next[i], next, i);
+    }
+    if (moves == 0 || moves > 2 || after > 0.9 * before)
+        goto out_free;
+    for (unsigned i = 0; i < n; i++)
+        if (cpu[i] != tasks[i].cpu && cpu[i] >= 0 && !who[i]->unpinned)
+            move_job(b, who[i], cpu[i]);
+out_free:
+    free(cpu);
+    free(next);
+}
+
+/* Places every process of job @r again (the affinity actuator: each one's
+ * threads, including those born or re-masked since), or its leader (cpuset:
+ * the rest follow). */
+static void replace_job_threads(struct batch *b, struct job_run *r)
+{
+    pid_t pids[64];
+    unsigned n = 1;
+
+    pids[0] = r->pid;
+    if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
+        n = group_pids(r->pid, pids, 64);
+    for (unsigned i = 0; i < n; i++)
+        place_pid(b, r, pids[i], r->cpu); /* ESRCH: it just exited */
+}
+
+/*
+ * A pinned job that spends most of what it asks of a CPU waiting for it is
+ * sharing its CPU with work corun does not control (or more jobs than
+ * CPUs): pinning then only keeps the kernel from moving it somewhere idle.
+ * Such a job gets every usable CPU back for the rest of its run; which jobs
+ * run together still follows the co-runner choice.
+ */
+static void unpin_job(struct batch *b, struct job_run *r)
+{
+    struct corun_cpuset all = {0};
+    pid_t pids[64];
+    unsigned n = 1;
+
+    if (corun_topo_usable_set(b->topo, &all) || corun_cpuset_count(&all) == 0)
+        goto out_release;
+    pids[0] = r->pid;
+    if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
+        n = group_pids(r->pid, pids, 64);
+    for (unsigned i = 0; i < n; i++)
+        b->ops->apply(b->act, pids[i], &all); /* ESRCH: it just exited */
+    if (cli_verbose)
+        fprintf(stderr, "corun batch: %s waits %.0f%% of the time on CPU %s: unpinned\n",
+                r->spec->name, 100 * r->live_delay_s / (r->live_cpu_s + r->live_delay_s), r->cpus);
+    corun_cpuset_format(&all, r->cpus, sizeof(r->cpus));
+    r->cpu = -1;
+    r->unpinned = true;
+    b->unpinned++;
+out_release:
+    corun_cpuset_release(&all);
+}
+
+/* Learns CPU use, picks up new threads, and re-places now and then. */
+static void tick(struct batch *b, struct corun_task_profile *tasks, struct job_run **who,
+                 double *last_replace)
+{
+    unsigned n = 0, nrun = count_state(b, JOB_RUNNING);
+    pid_t *pg = calloc(nrun + 1, sizeof(*pg));
+    struct run_group_use *use = calloc(nrun + 1, sizeof(*use));
+    struct job_run **rr = calloc(nrun + 1, sizeof(*rr));
+    double now = run_now_s();
+
+    if (!pg || !use || !rr)
+        goto out_free;
+    for (unsigned i = 0; i < b->njobs; i++)
+        if (b->runs[i].state == JOB_RUNNING) {
+            rr[n] = &b->runs[i];
+            pg[n++] = b->runs[i].pid;
+        }
+    run_measure_groups(pg, n, use);
+    for (unsigned i = 0; i < n; i++) {
+        struct job_run *r = rr[i];
+        double dt = now - r->live_t;
+
+        /* Sums over live processes drop when one exits: skip that interval. */
+        if (dt > 0.1 && use[i].cpu_s >= r->live_cpu_s && use[i].delay_s >= r->live_delay_s) {
+            r->live_demand = (use[i].cpu_s - r->live_cpu_s + use[i].delay_s - r->live_delay_s) / dt;
+            r->live_cpu_s = use[i].cpu_s;
+            r->live_delay_s = use[i].delay_s;
+            r->live_t = now;
+        }
+        if (use[i].rss > r->live_rss)
+            r->live_rss = use[i].rss;
+        if (now - r->start_s >= MATURE_S)
+            r->cls =
+                sched_learn_class(r->spec->cls, fmin(1.0, r->live_demand), r->live_rss, &b->caches);
+        if (r->cpu >= 0 && b->ops && r->napplied && now - r->start_s >= MATURE_S &&
+            r->live_delay_s > UNPIN_WAIT * (r->live_cpu_s + r->live_delay_s))
+            unpin_job(b, r);
+        if (r->cpu >= 0 && b->ops && r->napplied)
+            replace_job_threads(b, r);
+    }
+    if (!b->fifo && now - *last_replace >= REPLACE_EVERY_S) {
+        *last_replace = now;
+        replace(b, tasks, who);
+    }
+out_free:
+    free(pg);
+    free(use);
+    free(rr);
+}
+
+/* After the last job: nothing of ours may outlive the batch. */
+static void drain(struct batch *b)
+{
+    double deadline = run_now_s() + 2.0;
+
+    for (unsigned i = 0; i < b->njobs; i++) {
+        siginfo_t si = {0};
+
+        if (b->runs[i].pid > 0 &&
+            waitid(P_PGID, (id_t)b->runs[i].pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0)
+            kill(-b->runs[i].pid, SIGKILL); /* a member still holds the group id */
+    }
+    for (;;) {
+        pid_t w = waitpid(-1, NULL, WNOHANG);
+
+        if (w < 0 && errno == ECHILD)
+            break;
+        if (w > 0)
+            continue;
+        if (run_now_s() > deadline) {
+            /* Leftovers in groups of their own, reparented to us. */
+            struct dirent *d;
+            DIR *dir = opendir("/proc");
+
+            while (dir && (d = readdir(dir))) {
+                pid_t pid = (pid_t)atoi(d->d_name);
+                char path[64], buf[512], *pp;
+                FILE *f;
+
+                snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+                if (pid <= 0 || !(f = fopen(path, "re")))
+                    continue;
+                buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+                fclose(f);
+                pp = strrchr(buf, ')');
+                if (pp && atoi(pp + 4) == getpid())
+                    kill(pid, SIGKILL);
+            }
+            if (dir)
+                closedir(dir);
+            deadline = run_now_s() + 2.0;
+        }
+        {
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = 20000000};
+            sigset_t s;
+
+            sigemptyset(&s);
+            sigaddset(&s, SIGCHLD);
+            sigtimedwait(&s, NULL, &ts);
+        }
+    }
+}
+
+/* Runs the whole batch @b. Returns 0, or the signal that stopped it. */
+static int batch_run(struct batch *b)
+{
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = TICK_NS};
+    struct corun_task_profile *tasks = calloc(b->njobs + 1, sizeof(*tasks));
+    struct job_run **who = calloc(b->njobs + 1, sizeof(*who));
+    double last_replace = run_now_s(), stop_deadline = 0, next_tick = 0;
+    bool killed = false;
+    sigset_t sigs;
+
+    if (!tasks || !who) {
+        free(tasks);
+        free(who);
+        return -ENOMEM;
+    }
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGCHLD);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
+    b->t0 = run_now_s();
+    for (;;) {
+        unsigned nrun = count_state(b, JOB_RUNNING);
+        int sig;
+
+        while (!b->stop_sig && nrun < b->jmax && count_state(b, JOB_QUEUED)) {
+            int cpu = -1;
+            struct job_run *r = pick_next(b, tasks, &cpu);
+
+            if (!r)
+                break;
+            start_job(b, r, cpu);
+            nrun = count_state(b, JOB_RUNNING);
+        }
+        if (nrun == 0 && (b->stop_sig || !count_state(b, JOB_QUEUED)))
+            break;
+        sig = sigtimedwait(&sigs, NULL, &ts);
+        if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !b->stop_sig) {
+            b->stop_sig = sig;
+            stop_deadline = run_now_s() + STOP_GRACE_S;
+            for (unsigned i = 0; i < b->njobs; i++)
+                if (b->runs[i].state == JOB_RUNNING)
+                    kill(-b->runs[i].pid, sig);
+        }
+        reap(b);
+        if (b->stop_sig && !killed && run_now_s() > stop_deadline) {
+            killed = true;
+            for (unsigned i = 0; i < b->njobs; i++)
+                if (b->runs[i].state == JOB_RUNNING)
+                    kill(-b->runs[i].pid, SIGKILL);
+        }
+        if (!b->stop_sig && run_now_s() >= next_tick) {
+            tick(b, tasks, who, &last_replace);
+            next_tick = run_now_s() + (double)TICK_NS * 1e-9;
+        }
+    }
+    b->makespan_s = run_now_s() - b->t0;
+    drain(b);
+    free(tasks);
+    free(who);
+    return b->stop_sig;
+}
+
+static int batch_init(struct batch *b, const struct job_list *jobs, const char *policy_name,
+                      const struct corun_policy *pol)
+{
+    memset(b, 0, sizeof(*b));
+    b->runs = calloc(jobs->n ? jobs->n : 1, sizeof(*b->runs));
+    if (!b->runs)
+        return -ENOMEM;
+    b->njobs = jobs->n;
+    b->pol = pol;
+    b->policy_name = pol->name;
+    b->fifo = !strcmp(pol->name, "linux");
+    for (unsigned i = 0; i < jobs->n; i++) {
+        b->runs[i].spec = &jobs->jobs[i];
+        b->runs[i].cls = jobs->jobs[i].cls;
+        b->runs[i].cpu = -1;
+        sched_key(jobs->jobs[i].command, b->runs[i].key, sizeof(b->runs[i].key));
+    }
+    return 0;
+}
+
+static void batch_release(struct batch *b)
+{
+    free(b->runs);
+    sched_book_release(&b->book);
+}
+
+/* Reads the job file @path ("-": stdin). 0 or an exit status (2). */
+static int load_jobs(const char *path, struct job_list *jobs)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
+    unsigned bad = 0;
+    char why[256] = "";
+    int err;
+
+    if (!f) {
+        cli_error("batch", "%s: %s", path, strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    err = jobfile_parse(f, jobs, &bad, why, sizeof(why));
+    if (f != stdin)
+        fclose(f);
+    if (err == -EINVAL) {
+        cli_error("batch", "%s:%u: %s", strcmp(path, "-") ? path : "<stdin>", bad, why);
+        return CLI_EXIT_USAGE;
+    }
+    if (err) {
+        cli_error("batch", "%s: %s", path, corun_strerror(err));
+        return err == -ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+struct batch_args {
+    const char *policy, *compare, *json, *actuator, *journal, *file;
+    unsigned long jobs;
+};
+
+static int parse_args(int argc, char **argv, struct batch_args *a)
+{
+    static const struct option longopts[] = {
+        {"jobs", required_argument, NULL, 'j'},     {"policy", required_argument, NULL, 'p'},
+        {"compare", required_argument, NULL, 'C'},  {"json", required_argument, NULL, 'J'},
+        {"actuator", required_argument, NULL, 'a'}, {"journal", required_argument, NULL, 'L'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    int c;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "j:p:C:J:a:L:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            if (!cli_parse_uint(optarg, &a->jobs) || a->jobs == 0 || a->jobs > 4096)
+                return cli_usage_error("batch", "-j '%s': not a number of jobs (1-4096)", optarg);
+            break;
+        case 'p':
+            a->policy = optarg;
+            break;
+        case 'C':
+            a->compare = optarg;
+            break;
+        case 'J':
+            a->json = optarg;
+            break;
+        case 'a':
+            a->actuator = optarg;
+            break;
+        case 'L':
+            a->journal = optarg;
+            break;
+        case 'h':
+            cli_usage(stdout, "batch");
+            return -1;
+        default:
+            return cli_usage_error("batch", "bad option");
+        }
+    }
+    if (argc - optind > 1)
+        return cli_usage_error("batch", "one job file at most ('%s' is extra)", argv[optind + 1]);
+    a->file = optind < argc ? argv[optind] : "-";
+    return 0;
+}
+
+static int write_json(const char *path, const struct batch *b, const struct batch *cmp)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    struct json j;
+
+    if (!f) {
+        cli_error("batch", "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    json_init(&j, f);
+    json_obj_begin(&j);
+    batch_json(&j, b);
+    if (cmp) {
+        json_key(&j, "compare");
+        json_obj_begin(&j);
+        batch_json(&j, cmp);
+        json_kdouble(&j, "makespan_ratio",
+                     b->makespan_s > 0 ? cmp->makespan_s / b->makespan_s : NAN);
+        json_obj_end(&j);
+    }
+    json_obj_end(&j);
+    json_end(&j);
+    if (f != stdout)
+        fclose(f);
+    return 0;
+}
+
+static int cmd_batch(int argc, char **argv)
+{
+    struct batch_args a = {0};
+    struct job_list jobs = {0};
+    const struct corun_policy *pol, *cmp_pol = NULL;
+    struct batch b, cmp;
+    bool have_cmp = false;
+    char jdir[4096];
+    sigset_t sigs, old;
+    FILE *out;
+    int rc, sig;
+
+    if ((rc = parse_args(argc, argv, &a)))
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    cli_test_faults();
+    if (!(pol = cli_policy_get("batch", a.policy)))
+        return CLI_EXIT_USAGE;
+    if (a.compare && !(cmp_pol = cli_policy_get("batch", a.compare)))
+        return CLI_EXIT_USAGE;
+    if ((rc = load_jobs(a.file, &jobs)))
+        goto out_jobs;
+    if (batch_init(&b, &jobs, a.policy, pol)) {
+        rc = CLI_EXIT_FAIL;
+        goto out_jobs;
+    }
+    if ((rc = cli_topo_load("batch", NULL, NULL, &b.topo)))
+        goto out_batch;
+    sched_caches_of(b.topo, &b.caches);
+    b.jmax = a.jobs ? (unsigned)a.jobs : corun_topo_info(b.topo)->usable_pus;
+    if (!b.jmax)
+        b.jmax = 1;
+    rc = cli_act_open("batch", a.actuator, cli_journal_dir(a.journal, jdir, sizeof(jdir)), &b.ops,
+                      &b.act);
+    if (rc)
+        goto out_topo;
+    /* Orphans of our jobs come to us, not to init: we reap them. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGCHLD);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
+    sigprocmask(SIG_BLOCK, &sigs, &old);
+
+    sig = batch_run(&b);
+    if (!sig && cmp_pol && !batch_init(&cmp, &jobs, a.compare, cmp_pol)) {
+        have_cmp = true;
+        cmp.topo = b.topo;
+        cmp.caches = b.caches;
+        cmp.jmax = b.jmax;
+        cmp.ops = b.ops;
+        cmp.act = b.act;
+        sig = batch_run(&cmp);
+    }
+    if (b.ops->restore_all(b.act))
+        cli_error("batch",
+                  "some placements could not be undone; the journal in %s keeps them "
+                  "(corun restore)",
+                  jdir);
+    /* With --json -, the document owns stdout and the tables go to stderr. */
+    out = a.json && !strcmp(a.json, "-") ? stderr : stdout;
+    batch_print(out, &b);
+    if (have_cmp) {
+        batch_print(out, &cmp);
+        fprintf(out, "\n  makespan %s %.3f s, %s %.3f s: ratio %s/%s %.3f\n", b.policy_name,
+                b.makespan_s, cmp.policy_name, cmp.makespan_s, cmp.policy_name, b.policy_name,
+                b.makespan_s > 0 ? cmp.makespan_s / b.makespan_s : NAN);
+    }
+    fflush(stdout);
+    if (a.json)
+        write_json(a.json, &b, have_cmp ? &cmp : NULL);
+    if (sig) {
+        cli_error("batch", "stopped by %s; running jobs were stopped and placements undone",
+                  strsignal(sig));
+        rc = 128 + sig;
+    } else {
+        rc = b.failed > 101 ? 101 : (int)b.failed;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (have_cmp)
+        batch_release(&cmp);
+    b.ops->close(b.act);
+out_topo:
+    corun_topo_free(b.topo);
+out_batch:
+    batch_release(&b);
+out_jobs:
+    job_list_release(&jobs);
+    run_measure_shutdown();
+    return rc;
+}
+
+CLI_COMMAND(batch, cmd_batch, "run a queue of jobs N at a time, choosing co-runners",
+            "corun batch [-j N] [--policy P] [--compare POLICY] [--json FILE]\n"
+            "            [--actuator affinity|cpuset|dryrun] [--journal DIR] [JOBFILE | -]")

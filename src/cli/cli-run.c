@@ -1,0 +1,461 @@
+/*
+ * cli-run.c — `corun run`: one command, placed by a policy (or on --cpus),
+ * measured, with a stat-like report on stderr at the end. The exit status is
+ * the command's (128+N when a signal N killed it). A policy places one task
+ * on one CPU; a command that keeps more threads busy gets the smallest
+ * sharing domain around that CPU that holds them. SIGINT and SIGTERM sent to
+ * corun are passed on to the command; its placement is undone (journal and
+ * all) on every way out but a crash, which `corun restore` covers.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/json.h"
+#include "cli/place.h"
+#include "cli/run-measure.h"
+#include "cli/spawn.h"
+#include "cli/topo-load.h"
+
+struct run_args {
+    const char *policy, *cpus, *actuator, *json, *journal;
+    bool thp;
+    char **argv;
+};
+
+/* Where the command goes: the --cpus list, or the policy's CPU for one task
+ * of unknown class (then *@topo keeps the topology and *@dense that CPU, so
+ * the placement can widen later). Leaves @set empty for "leave it to the
+ * kernel". 0 or an exit status. */
+static int choose(const struct run_args *a, const struct corun_policy *pol,
+                  struct corun_cpuset *set, struct corun_topo **topo, int *dense)
+{
+    struct corun_task_profile t = {.id = 0, .cls = CORUN_CLASS_UNKNOWN, .weight = 1, .cpu = -1};
+    int cpu = -1, err;
+
+    *dense = -1;
+    if (a->cpus) {
+        size_t bad = 0;
+
+        err = corun_cpuset_parse(set, a->cpus, &bad);
+        if (err || corun_cpuset_count(set) == 0)
+            return cli_usage_error("run", "--cpus '%s': not a CPU list (at offset %zu)", a->cpus,
+                                   bad);
+        return 0;
+    }
+    t.ipc = t.freq_ratio = t.llc_mpki = t.llc_miss_ratio = t.mem_bw_bps = t.cpu_util = NAN;
+    if ((err = cli_topo_load("run", NULL, NULL, topo)))
+        return err;
+    {
+        struct corun_snapshot snap = {.topo = *topo, .ntasks = 1, .tasks = &t, .seed = 1};
+        struct corun_plan plan = {.ntasks = 1, .cpu = &cpu};
+
+        err = pol->place(&snap, &plan);
+    }
+    if (!err && cpu >= 0)
+        err = cli_dense_to_set(*topo, cpu, set);
+    if (err) {
+        cli_error("run", "policy %s: %s", pol->name, corun_strerror(err));
+        return CLI_EXIT_FAIL;
+    }
+    *dense = cpu;
+    return 0;
+}
+
+/*
+ * A policy places one task on one CPU; a command that turns out to keep N
+ * threads busy gets the smallest domain around that CPU (core, L2, L3, NUMA node,
+ * package, machine) with at least N usable CPUs, so a parallel program is
+ * not squeezed onto one CPU. Returns true when @set grew.
+ */
+static bool widen(const struct corun_topo *topo, int dense, unsigned nthreads,
+                  struct corun_cpuset *set)
+{
+    if (!topo || dense < 0 || nthreads <= corun_cpuset_count(set))
+        return false;
+    for (int l = CORUN_LEVEL_CORE; l <= CORUN_LEVEL_MACHINE; l++) {
+        struct corun_cpuset wide = {0};
+        bool grew;
+
+        if (corun_cpuset_init(&wide, 64))
+            return false;
+        for (unsigned c = 0; c < corun_topo_ncpus(topo); c++) {
+            const struct corun_topo_cpu *tc = corun_topo_cpu(topo, c);
+
+            if (tc->usable && corun_topo_shares(topo, (unsigned)dense, c, (enum corun_level)l))
+                corun_cpuset_set(&wide, tc->os_index);
+        }
+        grew = corun_cpuset_count(&wide) > corun_cpuset_count(set);
+        if (grew && (corun_cpuset_count(&wide) >= nthreads || l == CORUN_LEVEL_MACHINE)) {
+            corun_cpuset_copy(set, &wide);
+            corun_cpuset_release(&wide);
+            return true;
+        }
+        corun_cpuset_release(&wide);
+    }
+    return false;
+}
+
+/* Each thread's CPU demand (ns) at the last look, to tell busy threads
+ * from the idle ones runtimes keep (a Go or Java program has dozens). */
+struct thread_ticks {
+    unsigned n, cap;
+    pid_t *tid;
+    unsigned long long *ticks;
+};
+
+/* Nanoseconds thread @tid of @pid has run or waited to run (schedstat):
+ * what it wanted of a CPU, whether or not it got one. 0 when unreadable. */
+static unsigned long long thread_demand(pid_t pid, const char *tid)
+{
+    unsigned long long run = 0, wait = 0;
+    char path[300];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, tid);
+    f = fopen(path, "re");
+    if (!f)
+        return 0;
+    if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+        run = wait = 0;
+    fclose(f);
+    return run + wait;
+}
+
+/* Threads of @pid that wanted a CPU (ran or waited to) at least half the
+ * time since the last call, @interval_ns ago; the first call counts none. */
+static unsigned busy_threads(pid_t pid, struct thread_ticks *tt, unsigned long long interval_ns)
+{
+    char path[64];
+    struct dirent *d;
+    unsigned busy = 0;
+    DIR *dir;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    dir = opendir(path);
+    while (dir && (d = readdir(dir))) {
+        pid_t tid = (pid_t)atoi(d->d_name);
+        unsigned long long now;
+        unsigned i;
+
+        if (tid <= 0)
+            continue;
+        now = thread_demand(pid, d->d_name);
+        for (i = 0; i < tt->n && tt->tid[i] != tid; i++)
+            ;
+        if (i < tt->n) {
+            busy += now - tt->ticks[i] >= interval_ns / 2;
+            tt->ticks[i] = now;
+            continue;
+        }
+        if (tt->n == tt->cap) {
+            unsigned cap = tt->cap ? 2 * tt->cap : 16;
+            pid_t *t = realloc(tt->tid, cap * sizeof(*t));
+            unsigned long long *k;
+
+            if (!t)
+                break;
+            tt->tid = t;
+            k = realloc(tt->ticks, cap * sizeof(*k));
+            if (!k)
+                break;
+            tt->ticks = k;
+            tt->cap = cap;
+        }
+        tt->tid[tt->n] = tid;
+        tt->ticks[tt->n++] = now;
+    }
+    if (dir)
+        closedir(dir);
+    return busy;
+}
+
+static void print_report(FILE *f, const struct run_args *a, const struct run_measure *m,
+                         const char *policy, const char *placed, int status)
+{
+    fprintf(f, "\n corun run '");
+    for (char **p = a->argv; *p; p++)
+        fprintf(f, "%s%s", p == a->argv ? "" : " ", *p);
+    fprintf(f, "' (policy %s, CPUs %s, counters %s):\n\n", policy, placed,
+            run_measure_backend(NULL, 0) ? run_measure_backend(NULL, 0) : "none");
+    if (WIFSIGNALED(status))
+        fprintf(f, "  %14s  killed by signal\n", strsignal(WTERMSIG(status)));
+    else
+        fprintf(f, "  %14d  exit status\n", WEXITSTATUS(status));
+    fprintf(f, "  %14.3f  seconds wall time\n", m->wall_s);
+    fprintf(f, "  %14.3f  seconds CPU time (user %.3f, sys %.3f)\n", m->cpu_s, m->user_s, m->sys_s);
+    for (unsigned i = 0; i < m->nmetrics; i++) {
+        const struct run_metric *r = &m->metrics[i];
+
+        if (r->missing)
+            continue;
+        if (r->value == floor(r->value) && fabs(r->value) < 1e15)
+            fprintf(f, "  %14.0f  %s%s%s\n", r->value, r->name, r->unit[0] ? " " : "", r->unit);
+        else
+            fprintf(f, "  %14.3f  %s%s%s\n", r->value, r->name, r->unit[0] ? " " : "", r->unit);
+    }
+    /* Missing figures, grouped by reason: never printed as numbers. */
+    for (unsigned i = 0; i < m->nmetrics; i++) {
+        const char *why = m->metrics[i].missing;
+        bool first = true;
+
+        if (!why)
+            continue;
+        for (unsigned k = 0; k < i && first; k++)
+            first = !(m->metrics[k].missing && !strcmp(m->metrics[k].missing, why));
+        if (!first)
+            continue;
+        fprintf(f, "  %14s  ", "<missing>");
+        for (unsigned k = i, n = 0; k < m->nmetrics; k++)
+            if (m->metrics[k].missing && !strcmp(m->metrics[k].missing, why))
+                fprintf(f, "%s%s", n++ ? ", " : "", m->metrics[k].name);
+        fprintf(f, ": %s\n", why);
+    }
+    fputc('\n', f);
+}
+
+void cli_json_metrics(struct json *j, const struct run_measure *m);
+void cli_json_metrics(struct json *j, const struct run_measure *m)
+{
+    json_key(j, "metrics");
+    json_obj_begin_inline(j);
+    for (unsigned i = 0; i < m->nmetrics; i++)
+        json_kdouble(j, m->metrics[i].name, m->metrics[i].value);
+    json_obj_end(j);
+}
+
+static int write_json(const struct run_args *a, const struct run_measure *m, const char *policy,
+                      const char *placed, int status)
+{
+    FILE *f = strcmp(a->json, "-") ? fopen(a->json, "w") : stdout;
+    struct json j;
+
+    if (!f) {
+        cli_error("run", "%s: %s", a->json, strerror(errno));
+        return -1;
+    }
+    json_init(&j, f);
+    json_obj_begin(&j);
+    json_key(&j, "command");
+    json_arr_begin_inline(&j);
+    for (char **p = a->argv; *p; p++)
+        json_str(&j, *p);
+    json_arr_end(&j);
+    json_kstr(&j, "policy", policy);
+    json_kstr(&j, "cpus", placed);
+    json_kstr(&j, "sense", run_measure_backend(NULL, 0));
+    json_kint_or_null(&j, "exit_status", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    json_kint_or_null(&j, "signal", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+    json_kdouble(&j, "wall_s", m->wall_s);
+    json_kdouble(&j, "cpu_s", m->cpu_s);
+    cli_json_metrics(&j, m);
+    json_key(&j, "missing");
+    json_obj_begin_inline(&j);
+    for (unsigned i = 0; i < m->nmetrics; i++)
+        if (m->metrics[i].missing)
+            json_kstr(&j, m->metrics[i].name, m->metrics[i].missing);
+    json_obj_end(&j);
+    json_obj_end(&j);
+    json_end(&j);
+    if (f != stdout)
+        fclose(f);
+    return 0;
+}
+
+/* What the wait loop keeps placing. */
+struct run_place {
+    const struct corun_act_ops *ops;
+    void *act;
+    struct corun_cpuset *set;
+    const struct corun_topo *topo; /* NULL: --cpus, never widened */
+    int dense;
+    char *placed; /* the report's "CPUs" */
+    struct run_measure *m;
+    size_t placed_len;
+};
+
+/* Waits for @pid, forwarding SIGINT/SIGTERM/SIGHUP, and every half second
+ * re-placing its threads (those born since) and widening the placement to
+ * the number of its busy threads. Returns the wait status and fills @ru. */
+static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
+{
+    struct timespec tick = {.tv_sec = 0, .tv_nsec = 500000000};
+    unsigned long long interval_ns = 500000000ull;
+    struct thread_ticks tt = {0};
+    sigset_t sigs;
+    int status = 0;
+
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGCHLD);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
+    for (;;) {
+        siginfo_t si = {0};
+        int sig;
+
+        /* Exited: read its counters while it is a zombie, then reap it. */
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
+            run_measure_exited(pl->m);
+            wait4(pid, &status, 0, ru);
+            break;
+        }
+        sig = sigtimedwait(&sigs, NULL, &tick);
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            kill(pid, sig);
+        } else if (sig < 0 && pl->ops && corun_cpuset_count(pl->set)) {
+            unsigned busy = busy_threads(pid, &tt, interval_ns);
+
+            if (widen(pl->topo, pl->dense, busy, pl->set)) {
+                corun_cpuset_format(pl->set, pl->placed, pl->placed_len);
+                if (cli_verbose)
+                    fprintf(stderr, "corun run: %u busy threads: widened to CPUs %s\n", busy,
+                            pl->placed);
+            }
+            pl->ops->apply(pl->act, pid, pl->set); /* threads born since */
+        }
+    }
+    free(tt.tid);
+    free(tt.ticks);
+    return status;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"policy", required_argument, NULL, 'p'},   {"cpus", required_argument, NULL, 'c'},
+        {"actuator", required_argument, NULL, 'a'}, {"thp", no_argument, NULL, 't'},
+        {"json", required_argument, NULL, 'J'},     {"journal", required_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    struct run_args a = {0};
+    const struct corun_policy *pol;
+    const struct corun_act_ops *ops = NULL;
+    struct corun_cpuset set = {0};
+    struct spawn_opts so = {0};
+    struct run_measure m;
+    struct rusage ru = {0};
+    struct spawn sp;
+    sigset_t sigs, old;
+    char jdir[4096], placed[256] = "any (not pinned)", why[512];
+    struct corun_topo *topo = NULL;
+    void *act = NULL;
+    int c, rc, status, err, dense = -1;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+p:c:a:tJ:j:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            a.policy = optarg;
+            break;
+        case 'c':
+            a.cpus = optarg;
+            break;
+        case 'a':
+            a.actuator = optarg;
+            break;
+        case 't':
+            a.thp = true;
+            break;
+        case 'J':
+            a.json = optarg;
+            break;
+        case 'j':
+            a.journal = optarg;
+            break;
+        case 'h':
+            cli_usage(stdout, "run");
+            return CLI_EXIT_OK;
+        default:
+            return cli_usage_error("run", "bad option");
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("run", "no command given (corun run [OPTIONS] -- CMD [ARGS])");
+    a.argv = argv + optind;
+    cli_test_faults();
+    if (!(pol = cli_policy_get("run", a.policy)))
+        return CLI_EXIT_USAGE;
+    if (corun_cpuset_init(&set, 64))
+        return CLI_EXIT_FAIL;
+    if ((rc = choose(&a, pol, &set, &topo, &dense)))
+        goto out_set;
+    if (corun_cpuset_count(&set)) {
+        corun_cpuset_format(&set, placed, sizeof(placed));
+        rc = cli_act_open("run", a.actuator, cli_journal_dir(a.journal, jdir, sizeof(jdir)), &ops,
+                          &act);
+        if (rc)
+            goto out_set;
+    }
+
+    /* Signals are taken synchronously (sigtimedwait) from here on; the
+     * child unblocks them before exec. */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGCHLD);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
+    sigprocmask(SIG_BLOCK, &sigs, &old);
+    so.argv = a.argv;
+    so.thp = a.thp;
+    if ((err = spawn_start(&so, &sp))) {
+        cli_error("run", "fork: %s", corun_strerror(err));
+        rc = CLI_EXIT_FAIL;
+        goto out_mask;
+    }
+    run_measure_start(&m, sp.pid);
+    if (ops && (err = ops->apply(act, sp.pid, &set))) {
+        /* Never fatal: the command runs where the kernel puts it. */
+        cli_error("run", "placing on CPUs %s (%s): %s; running unplaced", placed, ops->name,
+                  corun_strerror(err));
+        snprintf(placed, sizeof(placed), "any (placement failed)");
+    }
+    if ((err = spawn_release(&sp, why, sizeof(why)))) {
+        cli_error("run", "%s", why);
+        wait4(sp.pid, &status, 0, &ru);
+        rc = strstr(why, "--thp") ? CLI_EXIT_FAIL : 127;
+        goto out_restore;
+    }
+    {
+        struct run_place pl = {.ops = ops,
+                               .act = act,
+                               .set = &set,
+                               .topo = topo,
+                               .dense = dense,
+                               .placed = placed,
+                               .placed_len = sizeof(placed),
+                               .m = &m};
+
+        status = wait_child(sp.pid, &pl, &ru);
+    }
+    run_measure_finish(&m, &ru);
+    print_report(stderr, &a, &m, a.cpus ? "none (--cpus)" : pol->name, placed, status);
+    if (a.json)
+        write_json(&a, &m, a.cpus ? NULL : pol->name, placed, status);
+    rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+out_restore:
+    if (ops && (err = ops->restore_all(act)))
+        cli_error("run", "restoring the placement: %s (journal kept; try corun restore)",
+                  corun_strerror(err));
+out_mask:
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (ops)
+        ops->close(act);
+out_set:
+    corun_cpuset_release(&set);
+    corun_topo_free(topo);
+    run_measure_shutdown();
+    return rc;
+}
+
+CLI_COMMAND(run, cmd_run, "run one command placed by a policy, and measure it",
+            "corun run [--policy P] [--cpus LIST] [--actuator affinity|cpuset|dryrun]\n"
+            "          [--thp] [--json FILE] [--journal DIR] -- CMD [ARGS]")

@@ -1,0 +1,36 @@
+/*
+ * place.h — what `corun run`, `corun batch` and `corun restore` share:
+ * where the journal lives, opening an actuator with its fallback, the
+ * default policy, and turning a policy's dense CPU into a kernel CPU set.
+ */
+#ifndef CORUN_CLI_PLACE_H
+#define CORUN_CLI_PLACE_H
+
+#include <stddef.h>
+
+#include "corun/act.h"
+#include "corun/policy.h"
+#include "corun/topo.h"
+
+/* --journal DIR if given, else $XDG_RUNTIME_DIR/corun, else /run/corun. */
+const char *cli_journal_dir(const char *given, char *buf, size_t len);
+
+/*
+ * Opens the actuator @name (NULL: "affinity") with the journal in @journal.
+ * Prints "corun CMD: ..." and returns 2 for an unknown name, 1 when the
+ * backend cannot work here (with its reason); 0 on success.
+ */
+int cli_act_open(const char *cmd, const char *name, const char *journal,
+                 const struct corun_act_ops **ops, void **state);
+
+/* The policy named @name, or the default ("corun" when registered, else
+ * "spread"); prints the known names and returns NULL when unknown. */
+const struct corun_policy *cli_policy_get(const char *cmd, const char *name);
+
+/* The kernel CPU set of dense CPU @dense of @topo. 0 or -errno. */
+int cli_dense_to_set(const struct corun_topo *topo, int dense, struct corun_cpuset *set);
+
+/* Installs fault injection into corun__sys from $CORUN_TEST_FAULT (tests). */
+void cli_test_faults(void);
+
+#endif

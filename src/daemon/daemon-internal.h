@@ -1,0 +1,107 @@
+/*
+ * daemon-internal.h — the daemon's state, shared by its files: daemon.c (life
+ * cycle, control requests, status), daemon-loop.c (the tick and the wiring to
+ * the sense/act/policy boxes) and daemon-metrics.c (the Prometheus file).
+ */
+#ifndef CORUN_DAEMON_INTERNAL_H
+#define CORUN_DAEMON_INTERNAL_H
+
+#include <sys/types.h>
+
+#include "corun/act.h"
+#include "corun/daemon.h"
+#include "corun/policy.h"
+#include "corun/procsel.h"
+#include "corun/sense.h"
+#include "corun/topo.h"
+
+/* The actuator by name. STUB declaration: the act box is not merged yet
+ * (src/act/act-stub.c answers NULL); the lead replaces this with the box's own
+ * lookup in corun__daemon_wire(). */
+const struct corun_act_ops *corun_act_backend(const char *name);
+
+/* One process the daemon looks after. */
+struct managed {
+    pid_t pid;
+    uint64_t start_ticks; /* with pid: the process's identity */
+    uid_t uid;
+    char comm[CORUN_PROCSEL_COMM_LEN];
+    unsigned nthreads;
+    int last_cpu;             /* OS CPU it last ran on, from /proc */
+    double cpu_percent;       /* over the last interval */
+    int sense_handle;         /* -1: not attached (yet: attached once busy) */
+    unsigned attach_retry;    /* ticks before a refused attach is tried again */
+    struct corun_sample prev; /* previous sample, for rates */
+    bool have_prev;
+    struct corun_task_profile prof;
+    int placed;               /* dense CPU we put it on; -1: the kernel's choice */
+    struct corun_cpuset mask; /* the mask we applied (OS numbering), when placed */
+    int planned;              /* what the policy proposed last tick */
+    unsigned planned_streak;  /* ticks in a row it proposed @planned */
+    unsigned dwell;           /* ticks since it last moved */
+    bool denied;              /* EPERM: not ours to touch; never retried */
+    bool owner_took_over;     /* its mask changed from ours: someone pinned it */
+    bool seen;                /* in this tick's selection */
+    char why[256];            /* where it is and why, for status */
+};
+
+struct migration {
+    double t_unix; /* wall clock, for people */
+    pid_t pid;
+    char comm[CORUN_PROCSEL_COMM_LEN];
+    uid_t uid;
+    int from, to; /* OS CPU numbers; -1 the kernel's choice */
+    int err;      /* 0 or the -errno that stopped it */
+    char why[160];
+};
+
+struct corun_daemon {
+    struct corun_daemon_config cfg; /* owned copy */
+    struct corun_procsel *sel;
+    const struct corun_topo *topo;
+    const struct corun_sense_ops *sense;
+    void *sense_state;
+    const struct corun_act_ops *act;
+    void *act_state;
+    const struct corun_policy *policy;
+    char observe_why[256]; /* empty: placing */
+    char sensor_why[160];  /* why there is no sensor */
+    bool paused;
+
+    struct managed *procs; /* sorted by pid */
+    size_t nprocs, capprocs;
+
+    struct migration *hist; /* ring of cfg.history */
+    size_t nhist, hist_next;
+
+    uint64_t started_ns, last_tick_ns, ticks;
+    uint64_t tick_cost_ns; /* CPU time the last tick took */
+    uint64_t migrations_total, restores_total;
+    uint64_t err_esrch, err_eperm, err_other;
+    unsigned scan_errors;
+};
+
+/* Chooses the parts for @cfg: the topology, sensor, actuator and policy by
+ * name, with the reason any is missing. Defined in daemon-loop.c: the one place
+ * that knows which boxes exist. */
+int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemon_parts *parts,
+                       struct corun_topo **topo_out, char *why, size_t len);
+
+/* Records a migration (or a failed attempt) in the ring. */
+void corun__daemon_record(struct corun_daemon *d, const struct managed *m, int from, int to,
+                          int err, const char *why);
+
+/* The OS number of dense CPU @dense, or -1. */
+int corun__daemon_os_cpu(const struct corun_daemon *d, int dense);
+
+/* Puts @m back under the kernel's choice when we had moved it. 0 or -errno. */
+int corun__daemon_release(struct corun_daemon *d, struct managed *m);
+
+/* A deep copy of @src into @dst (zeroed or released before). 0 or -ENOMEM. */
+int corun__daemon_config_copy(struct corun_daemon_config *dst,
+                              const struct corun_daemon_config *src);
+
+/* Forgets managed process @i (detaching its sensor). */
+void corun__daemon_forget(struct corun_daemon *d, size_t i);
+
+#endif /* CORUN_DAEMON_INTERNAL_H */

@@ -1,0 +1,150 @@
+# corun batch on real processes: a 20-job file whose exit status counts the
+# failures, the JSON listing every job, each running job's threads placed
+# (checked in /proc while they run), bad input naming its line, SIGINT and
+# SIGTERM stopping everything and restoring, no orphans, --compare, and
+# injected sched_setaffinity failures.
+. "$(dirname "$0")/lib.bash"
+export XDG_RUNTIME_DIR; tmp=$(mktemp -d); XDG_RUNTIME_DIR=$tmp/xdg; trap 'touch "$tmp/go"; rm -rf "$tmp"' EXIT
+K=$CORUN_BUILD_DIR/kernels
+J=$tmp/journal
+ncpu=$(nproc --all)
+
+# 20 jobs, 7 of which fail (exit 1..3, a signal, a missing command).
+{
+  echo "# twenty jobs"
+  for i in $(seq 1 13); do echo "name=ok$i -- true"; done
+  echo "name=f1 -- exit 1"
+  echo "exit 2"
+  echo ""
+  echo "name=f3 class=sheep weight=2 -- sh -c 'exit 3'"
+  echo "name=f4 -- kill -KILL \$\$"
+  echo "name=f5 -- /no/such/command"
+  echo "FOO=1 sh -c 'exit \$FOO'"
+  echo "name=f7 class=compute -- false"
+} > "$tmp/twenty.jobs"
+"$CORUN" batch -j 2 --journal "$J" --json "$tmp/b.json" "$tmp/twenty.jobs" > "$tmp/out" 2> "$tmp/err"
+expect_eq "20 jobs, 7 failed: exit status" $? 7
+expect_eq "json lists every job" "$(grep -c '"name": ' "$tmp/b.json")" 20
+expect_eq "json successes" "$(grep -c '"exit_status": 0,' "$tmp/b.json")" 13
+grep -q '"name": "f5".*"exit_status": 127' "$tmp/b.json" && ok || fail "missing command is not 127"
+grep -q '"name": "f4".*"exit_status": 137, "signal": 9' "$tmp/b.json" && ok || fail "killed job not 128+9"
+grep -q '"name": "job15".*"exit_status": 2' "$tmp/b.json" && ok || fail "unnamed job's name or status"
+grep -q '"failed": 7' "$tmp/b.json" && ok || fail "summary failed count"
+grep -q '"makespan_s": [0-9]' "$tmp/b.json" && ok || fail "summary makespan"
+grep -q "makespan" "$tmp/out" && ok || fail "no summary line"
+expect_eq "journal empty after the batch" "$(ls "$J" 2> /dev/null | wc -l)" 0
+
+# More than 101 failures: 101.
+for i in $(seq 1 103); do echo false; done > "$tmp/many.jobs"
+"$CORUN" batch -j 2 --policy linux "$tmp/many.jobs" > /dev/null 2>&1; expect_eq "failures capped" $? 101
+# From stdin.
+printf 'true\nfalse\n' | "$CORUN" batch -j 2 - > /dev/null 2>&1; expect_eq "jobs from stdin" $? 1
+
+# Placement seen in /proc while the jobs run: two 2-thread jobs, -j 2, each
+# job's every thread on one CPU, and (spread) not the same one.
+printf 'name=a class=compute -- %s -n 0 -t 2 -r %s -w %s\nname=b class=streaming -- %s -n 0 -t 2 -r %s -w %s\n' \
+  "$K/corun-compute" "$tmp/ra" "$tmp/go" "$K/corun-stream" "$tmp/rb" "$tmp/go" > "$tmp/two.jobs"
+"$CORUN" batch -j 2 --journal "$J" "$tmp/two.jobs" > /dev/null 2>&1 &
+c=$!
+wait_file "$tmp/ra" && wait_file "$tmp/rb" && ok || fail "jobs never became ready"
+pa=$(cat "$tmp/ra"); pb=$(cat "$tmp/rb")
+aa=$(affinity_of "$pa"); ab=$(affinity_of "$pb")
+expect_eq "job a threads" "$(ls /proc/"$pa"/task | wc -l)" 3
+[[ $aa =~ ^[0-9]+$ ]] && ok || fail "job a's threads not on one CPU: '$aa'"
+[[ $ab =~ ^[0-9]+$ ]] && ok || fail "job b's threads not on one CPU: '$ab'"
+((ncpu < 2)) || [[ $aa != "$ab" ]] && ok || fail "spread put both jobs on CPU $aa"
+# (two job shells, and their programs once a tick has placed them too)
+n=$(ls "$J"/*.journal 2> /dev/null | wc -l)
+((n >= 2 && n <= 4)) && ok || fail "journal entries while placed: $n"
+touch "$tmp/go"; wait "$c"; expect_eq "placed batch exit" $? 0
+rm -f "$tmp/go" "$tmp/ra" "$tmp/rb"
+
+# A pinned job whose CPU is taken by work corun does not control gets every
+# CPU back: two busy threads per CPU besides it, whichever CPU it is given.
+if ((ncpu >= 2)); then
+  "$K/corun-compute" -n 100000 -t $((2 * ncpu)) -r "$tmp/hog" &
+  hog=$!
+  wait_file "$tmp/hog" && ok || fail "hog never ready"
+  echo "name=victim -- $K/corun-compute -n 100000 -r $tmp/victim" > "$tmp/victim.jobs"
+  "$CORUN" batch -j 1 --policy spread --journal "$J" --json "$tmp/victim.json" "$tmp/victim.jobs" > /dev/null 2>&1 &
+  c=$!
+  wait_file "$tmp/victim" && ok || fail "victim never ready"
+  vp=$(cat "$tmp/victim")
+  d=$((SECONDS + 30)); wide=""
+  while ((SECONDS < d)); do
+    a=$(affinity_of "$vp")
+    [[ $a =~ [-,] ]] && { wide=$a; break; }
+    read -rt 0.05 <> <(:) || true
+  done
+  [[ -n $wide ]] && ok || fail "a job starved on a contended CPU was never unpinned ($(affinity_of "$vp"))"
+  kill "$vp"; wait "$c"
+  grep -q '"unpinned": true' "$tmp/victim.json" && ok || fail "json does not say unpinned"
+  kill "$hog"; wait "$hog" 2> /dev/null
+fi
+
+# Malformed input: exit 2, one line naming FILE:LINE.
+printf 'true\n# ok\nname=x clas=compute -- true\n' > "$tmp/bad.jobs"
+"$CORUN" batch "$tmp/bad.jobs" > /dev/null 2> "$tmp/e"; expect_eq "malformed exit" $? 2
+expect_eq "malformed: one line" "$(wc -l < "$tmp/e")" 1
+grep -q "$tmp/bad.jobs:3: .*clas" "$tmp/e" && ok || fail "malformed line not named: $(cat "$tmp/e")"
+printf 'class=purple -- true\n' > "$tmp/bad2.jobs"
+"$CORUN" batch "$tmp/bad2.jobs" > /dev/null 2> "$tmp/e"; expect_eq "bad class exit" $? 2
+grep -q "bad2.jobs:1: unknown class 'purple'" "$tmp/e" && ok || fail "bad class: $(cat "$tmp/e")"
+printf 'true\nweight=0 -- true\n' > "$tmp/bad3.jobs"
+"$CORUN" batch "$tmp/bad3.jobs" > /dev/null 2> "$tmp/e"; expect_eq "bad weight exit" $? 2
+grep -q "bad3.jobs:2: weight" "$tmp/e" && ok || fail "bad weight: $(cat "$tmp/e")"
+printf 'name=x true\n' > "$tmp/bad4.jobs"
+"$CORUN" batch "$tmp/bad4.jobs" > /dev/null 2> "$tmp/e"; expect_eq "no separator exit" $? 2
+"$CORUN" batch /nonexistent.jobs > /dev/null 2> "$tmp/e"; expect_eq "unreadable file" $? 2
+grep -q "/nonexistent.jobs" "$tmp/e" && ok || fail "unreadable file not named"
+"$CORUN" batch -j 0 "$tmp/two.jobs" > /dev/null 2>&1; expect_eq "-j 0" $? 2
+"$CORUN" batch --compare nosuch "$tmp/two.jobs" > /dev/null 2>&1; expect_eq "--compare unknown" $? 2
+
+# SIGINT / SIGTERM: forwarded, waited for, restored, 130 / 143, no job left.
+for sig in INT TERM; do
+  rm -f "$tmp"/s*
+  for i in 1 2 3 4; do echo "name=s$i -- $K/corun-compute -n 0 -t 2 -r $tmp/s$i -w $tmp/never"; done > "$tmp/stop.jobs"
+  "$CORUN" batch -j 2 --journal "$J" --json "$tmp/stop.json" "$tmp/stop.jobs" > /dev/null 2> "$tmp/e" &
+  c=$!
+  wait_file "$tmp/s1" && wait_file "$tmp/s2" && ok || fail "SIG$sig: jobs never ready"
+  p1=$(cat "$tmp/s1"); p2=$(cat "$tmp/s2")
+  kill -"$sig" "$c"; wait "$c"; rc=$?
+  expect_eq "SIG$sig exit status" "$rc" "$([[ $sig == INT ]] && echo 130 || echo 143)"
+  kill -0 "$p1" 2> /dev/null && fail "SIG$sig: job process $p1 still running" || ok
+  kill -0 "$p2" 2> /dev/null && fail "SIG$sig: job process $p2 still running" || ok
+  [[ ! -e $tmp/s3 && ! -e $tmp/s4 ]] && ok || fail "SIG$sig: queued jobs started after the signal"
+  expect_eq "SIG$sig: journal empty (all restored)" "$(ls "$J" 2> /dev/null | wc -l)" 0
+  grep -q '"interrupted_by": ' "$tmp/stop.json" && ok || fail "SIG$sig: json not written"
+done
+
+# No orphans: a job that leaves a background process behind.
+echo "$K/corun-compute -n 0 -r $tmp/orphan -w $tmp/never & while [ ! -s $tmp/orphan ]; do :; done; exit 0" > "$tmp/orphan.jobs"
+"$CORUN" batch -j 2 "$tmp/orphan.jobs" > /dev/null 2>&1; expect_eq "orphan batch exit" $? 0
+op=$(cat "$tmp/orphan" 2> /dev/null)
+[[ -n $op ]] && ok || fail "orphan never started"
+[[ -n $op ]] && kill -0 "$op" 2> /dev/null && { fail "orphan $op survived the batch"; kill "$op"; } || ok
+# ... even one that left the job's process group (setsid): corun is its subreaper.
+echo "setsid $K/corun-compute -n 0 -r $tmp/orphan2 -w $tmp/never & while [ ! -s $tmp/orphan2 ]; do :; done; exit 0" > "$tmp/orphan2.jobs"
+"$CORUN" batch -j 2 "$tmp/orphan2.jobs" > /dev/null 2>&1; expect_eq "setsid orphan batch exit" $? 0
+op=$(cat "$tmp/orphan2" 2> /dev/null)
+[[ -n $op ]] && kill -0 "$op" 2> /dev/null && { fail "setsid orphan $op survived the batch"; kill "$op"; } || ok
+
+# --compare prints both runs and the ratio.
+printf 'true\nsleep 0.05\n' > "$tmp/cmp.jobs"
+"$CORUN" batch -j 2 --policy spread --compare linux --json "$tmp/cmp.json" "$tmp/cmp.jobs" > "$tmp/out" 2>&1
+expect_eq "compare exit" $? 0
+expect_eq "compare: two tables" "$(grep -c '^ corun batch:' "$tmp/out")" 2
+grep -q "ratio linux/spread" "$tmp/out" && ok || fail "compare: no ratio: $(cat "$tmp/out")"
+grep -q '"makespan_ratio": [0-9]' "$tmp/cmp.json" && ok || fail "compare: no ratio in json"
+
+# sched_setaffinity failing never aborts the batch.
+for e in EPERM ESRCH; do
+  printf 'true\nexit 4\ntrue\n' > "$tmp/f.jobs"
+  CORUN_TEST_FAULT=sched_setaffinity=$e "$CORUN" batch -j 2 --journal "$J" "$tmp/f.jobs" > /dev/null 2> "$tmp/e"
+  expect_eq "batch with $e injected" $? 1
+  grep -q "running unplaced" "$tmp/e" && ok || fail "$e: no warning"
+done
+CORUN_TEST_FAULT=sched_setaffinity=EPERM@2 "$CORUN" batch -j 2 --journal "$J" "$tmp/f.jobs" > /dev/null 2>&1
+expect_eq "batch with the 2nd call failing" $? 1
+expect_eq "journal empty after faults" "$(ls "$J" 2> /dev/null | wc -l)" 0
+finish

@@ -1,0 +1,57 @@
+# The cpuset actuator on this machine's cgroups (v2 with cpuset, or v1):
+# a placed command runs in corun's cgroup with the CPUs asked for, its
+# threads follow, and the cgroup is gone (the process back where it was)
+# afterwards; `corun restore` after a crash does the same. Skipped, saying
+# why, where no cpuset hierarchy is mounted or writable.
+. "$(dirname "$0")/lib.bash"
+export XDG_RUNTIME_DIR; tmp=$(mktemp -d); XDG_RUNTIME_DIR=$tmp/xdg; trap 'touch "$tmp/go"; rm -rf "$tmp"' EXIT
+K=$CORUN_BUILD_DIR/kernels
+J=$tmp/journal
+last=$(($(nproc --all) - 1))
+
+if ! "$CORUN" run --actuator cpuset --journal "$J" --cpus 0 -- true 2> "$tmp/probe"; then
+  if grep -q "cannot work here" "$tmp/probe"; then
+    echo "SKIP: cpuset actuator unavailable: $(cat "$tmp/probe")"
+    exit 0
+  fi
+fi
+mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpuset(,|$)/ {print $2; exit}' /proc/mounts)
+v2=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+if [[ -n $v2 ]] && grep -qw cpuset "$v2/cgroup.controllers" 2> /dev/null; then mnt=$v2; fi
+echo "cpuset hierarchy: $mnt"
+before=$(grep -E '(^0::|cpuset)' /proc/self/cgroup | head -1 | cut -d: -f3)
+
+"$CORUN" run --actuator cpuset --journal "$J" --cpus "$last" -- "$K/corun-compute" -n 0 -t 3 -r "$tmp/r1" -w "$tmp/go" 2> "$tmp/err" &
+c=$!
+wait_file "$tmp/r1" && ok || fail "never ready: $(cat "$tmp/err")"
+pid=$(cat "$tmp/r1")
+cg=$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)
+[[ $cg == /corun/"$pid"-* ]] && ok || fail "not in corun's cgroup: '$cg'"
+expect_eq "cpuset.cpus" "$(cat "$mnt$cg/cpuset.cpus" 2> /dev/null)" "$last"
+expect_eq "every thread on the cpuset" "$(affinity_of "$pid")" "$last"
+touch "$tmp/go"; wait "$c"; expect_eq "cpuset run exit" $? 0
+[[ -z $cg || ! -d $mnt$cg ]] && ok || fail "cgroup $mnt$cg left behind"
+expect_eq "journal empty" "$(ls "$J" | wc -l)" 0
+rm -f "$tmp/go"
+
+# Crash, then corun restore: back to its cgroup, cgroup removed.
+"$CORUN" run --actuator cpuset --journal "$J" --cpus "$last" -- "$K/corun-compute" -n 0 -r "$tmp/r2" -w "$tmp/go" 2> /dev/null &
+c=$!
+wait_file "$tmp/r2" && ok || fail "crash case never ready"
+pid=$(cat "$tmp/r2")
+cg=$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)
+kill -9 "$c"; wait "$c" 2> /dev/null
+"$CORUN" restore --journal "$J" > "$tmp/out"; expect_eq "restore exit" $? 0
+expect_eq "back in its cgroup" "$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)" "$before"
+[[ ! -d $mnt$cg ]] && ok || fail "cgroup $mnt$cg left after restore"
+expect_eq "affinity back" "$(affinity_of "$pid")" "$(affinity_of $$)"
+touch "$tmp/go"
+
+# A batch through cpusets.
+printf 'true\nfalse\nsh -c "exit 0"\n' > "$tmp/c.jobs"
+ndirs() { find "$mnt/corun" -mindepth 1 -maxdepth 1 -type d 2> /dev/null | wc -l; }
+n0=$(ndirs)
+"$CORUN" batch -j 2 --actuator cpuset --journal "$J" "$tmp/c.jobs" > /dev/null 2>&1
+expect_eq "cpuset batch exit" $? 1
+expect_eq "no task cgroups left" "$(ndirs)" "$n0"
+finish

@@ -1,0 +1,114 @@
+/*
+ * kid.h — a real child process for the act tests: it starts with some
+ * threads, and on command starts another thread that widens its own
+ * affinity to every CPU (as a program resetting its threads would), so
+ * tests can see whether an actuator picks up threads born later.
+ */
+#ifndef CORUN_TEST_KID_H
+#define CORUN_TEST_KID_H
+
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct kid {
+    pid_t pid;
+    int cmd;  /* parent -> child */
+    int resp; /* child -> parent */
+};
+
+static void *kid_idle(void *arg)
+{
+    int wide = arg != NULL;
+
+    if (wide) {
+        cpu_set_t all;
+
+        CPU_ZERO(&all);
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            CPU_SET(c, &all);
+        sched_setaffinity(0, sizeof(all), &all); /* the kernel trims it */
+        write(*(int *)arg, "t", 1);
+    }
+    for (;;)
+        pause();
+    return NULL;
+}
+
+/* Starts a child with @nthreads extra threads; returns when they run. */
+static inline struct kid kid_start(int nthreads)
+{
+    int c[2], r[2];
+    struct kid k;
+    char x;
+
+    if (pipe(c) || pipe(r))
+        abort();
+    k.pid = fork();
+    if (k.pid == 0) {
+        static int resp;
+        pthread_t t;
+
+        close(c[1]);
+        close(r[0]);
+        resp = r[1];
+        for (int i = 0; i < nthreads; i++)
+            pthread_create(&t, NULL, kid_idle, NULL);
+        write(resp, "r", 1);
+        while (read(c[0], &x, 1) == 1) {
+            if (x == 't')
+                pthread_create(&t, NULL, kid_idle, &resp);
+            else
+                _exit(0);
+        }
+        _exit(0);
+    }
+    close(c[0]);
+    close(r[1]);
+    k.cmd = c[1];
+    k.resp = r[0];
+    if (read(k.resp, &x, 1) != 1)
+        abort();
+    return k;
+}
+
+/* Asks the child for one more (wide) thread; returns when it is wide. */
+static inline void kid_new_thread(struct kid *k)
+{
+    char x;
+
+    if (write(k->cmd, "t", 1) != 1 || read(k->resp, &x, 1) != 1)
+        abort();
+}
+
+static inline void kid_stop(struct kid *k)
+{
+    kill(k->pid, SIGKILL);
+    waitpid(k->pid, NULL, 0);
+    close(k->cmd);
+    close(k->resp);
+}
+
+/* The thread IDs of @pid, up to @max; their count. */
+static inline int kid_threads(pid_t pid, pid_t *tids, int max)
+{
+    char path[64];
+    struct dirent *d;
+    DIR *dir;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    dir = opendir(path);
+    while (dir && (d = readdir(dir)) && n < max)
+        if (d->d_name[0] != '.')
+            tids[n++] = (pid_t)atoi(d->d_name);
+    if (dir)
+        closedir(dir);
+    return n;
+}
+
+#endif

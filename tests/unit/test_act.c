@@ -1,0 +1,316 @@
+/*
+ * test_act.c — the affinity and dryrun actuators on real processes: every
+ * thread placed, threads born later picked up by the next apply, each
+ * thread's own original mask restored, the journal written and removed,
+ * masks beyond 1024 CPUs, and failures injected through corun__sys
+ * (EPERM, ESRCH on one thread, pidfd_open failing) that return an error for
+ * that process and nothing else.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act/act-internal.h"
+#include "common/sys.h"
+#include "corun/act.h"
+#include "kid.h"
+
+static char jdir[] = "/tmp/corun-test-act-XXXXXX";
+static int ncpus;
+
+static int setup(void **state)
+{
+    cpu_set_t m;
+
+    if (!mkdtemp(jdir))
+        return -1;
+    sched_getaffinity(0, sizeof(m), &m);
+    ncpus = CPU_COUNT(&m);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", jdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static unsigned journal_entries(void)
+{
+    struct dirent *d;
+    unsigned n = 0;
+    DIR *dir = opendir(jdir);
+
+    while (dir && (d = readdir(dir)))
+        n += strstr(d->d_name, ".journal") != NULL;
+    if (dir)
+        closedir(dir);
+    return n;
+}
+
+static void set_of(struct corun_cpuset *s, const char *list)
+{
+    assert_int_equal(corun_cpuset_parse(s, list, NULL), 0);
+}
+
+/* Asserts every thread of @pid has exactly @want. */
+static void expect_threads(pid_t pid, const struct corun_cpuset *want)
+{
+    pid_t tids[64];
+    int n = kid_threads(pid, tids, 64);
+
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++) {
+        struct corun_cpuset got = {0};
+
+        assert_int_equal(corun__mask_get(tids[i], &got), 0);
+        if (!corun_cpuset_equal(&got, want)) {
+            char a[64], b[64];
+
+            corun_cpuset_format(&got, a, sizeof(a));
+            corun_cpuset_format(want, b, sizeof(b));
+            fail_msg("thread %d of %d: CPUs %s, want %s", (int)tids[i], (int)pid, a, b);
+        }
+        corun_cpuset_release(&got);
+    }
+}
+
+static void test_apply_restore_rescan(void **state)
+{
+    struct corun_act_opts o = {.journal_dir = jdir};
+    struct corun_cpuset one = {0}, orig = {0};
+    struct kid k = kid_start(3);
+    void *st;
+
+    assert_int_equal(corun__mask_get(k.pid, &orig), 0);
+    set_of(&one, ncpus > 1 ? "1" : "0");
+    assert_int_equal(corun_act_affinity.open(&o, &st), 0);
+    /* Already there: nothing to change, nothing journaled. */
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &orig), 0);
+    assert_int_equal(journal_entries(), 0);
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), 0);
+    expect_threads(k.pid, &one);
+    assert_int_equal(journal_entries(), 1);
+    /* A thread that widened itself since is placed again by the next apply. */
+    kid_new_thread(&k);
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), 0);
+    expect_threads(k.pid, &one);
+    assert_int_equal(corun_act_affinity.restore(st, k.pid), 0);
+    expect_threads(k.pid, &orig);
+    assert_int_equal(journal_entries(), 0);
+    corun_act_affinity.close(st);
+    kid_stop(&k);
+    corun_cpuset_release(&one);
+    corun_cpuset_release(&orig);
+}
+
+/* A thread with its own narrower mask gets that mask back, not the process's. */
+static void test_per_thread_originals(void **state)
+{
+    struct corun_act_opts o = {.journal_dir = jdir};
+    struct corun_cpuset c0 = {0}, c1 = {0}, got = {0};
+    struct kid k;
+    pid_t tids[8];
+    void *st;
+    int n;
+
+    if (ncpus < 2)
+        skip();
+    k = kid_start(2);
+    set_of(&c0, "0");
+    set_of(&c1, "1");
+    n = kid_threads(k.pid, tids, 8);
+    assert_int_equal(n, 3);
+    pid_t special = tids[0] == k.pid ? tids[1] : tids[0];
+    assert_int_equal(corun__mask_set(special, &c0), 0);
+    assert_int_equal(corun_act_affinity.open(&o, &st), 0);
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &c1), 0);
+    expect_threads(k.pid, &c1);
+    assert_int_equal(corun_act_affinity.restore_all(st), 0);
+    assert_int_equal(corun__mask_get(special, &got), 0);
+    assert_true(corun_cpuset_equal(&got, &c0));
+    assert_int_equal(corun__mask_get(k.pid, &got), 0);
+    assert_int_equal(corun_cpuset_count(&got), (unsigned)ncpus);
+    corun_act_affinity.close(st);
+    kid_stop(&k);
+    corun_cpuset_release(&c0);
+    corun_cpuset_release(&c1);
+    corun_cpuset_release(&got);
+}
+
+static int fail_errno, fail_nth, calls;
+static int fake_setaffinity(pid_t pid, size_t size, const cpu_set_t *mask)
+{
+    calls++;
+    if (!fail_nth || calls == fail_nth) {
+        errno = fail_errno;
+        return -1;
+    }
+    return sched_setaffinity(pid, size, mask);
+}
+static int fake_pidfd_open(pid_t pid, unsigned flags)
+{
+    errno = ESRCH;
+    return -1;
+}
+
+static void test_faults(void **state)
+{
+    struct corun_act_opts o = {.journal_dir = jdir};
+    struct corun_cpuset one = {0}, orig = {0};
+    struct kid k = kid_start(2);
+    void *st;
+
+    assert_int_equal(corun__mask_get(k.pid, &orig), 0);
+    set_of(&one, "0");
+    assert_int_equal(corun_act_affinity.open(&o, &st), 0);
+
+    /* EPERM on every call: an error for this process, nothing changed. */
+    corun__sys.sched_setaffinity = fake_setaffinity;
+    fail_errno = EPERM;
+    fail_nth = 0;
+    calls = 0;
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), -EPERM);
+    corun__sys_reset();
+    expect_threads(k.pid, &orig);
+    assert_int_equal(corun_act_affinity.restore_all(st), 0);
+    assert_int_equal(journal_entries(), 0);
+
+    /* ESRCH for one thread (it "exited"): the others are placed. */
+    corun__sys.sched_setaffinity = fake_setaffinity;
+    fail_errno = ESRCH;
+    fail_nth = 2;
+    calls = 0;
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), 0);
+    corun__sys_reset();
+    assert_int_equal(corun_act_affinity.restore_all(st), 0);
+
+    /* pidfd_open failing: the process is treated as gone, no journal. */
+    corun__sys.pidfd_open = fake_pidfd_open;
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), -ESRCH);
+    corun__sys_reset();
+    assert_int_equal(journal_entries(), 0);
+    expect_threads(k.pid, &orig);
+
+    /* An exited (zombie) process is ESRCH, never touched. */
+    kill(k.pid, SIGKILL);
+    {
+        siginfo_t si;
+
+        waitid(P_PID, (id_t)k.pid, &si, WEXITED | WNOWAIT);
+    }
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), -ESRCH);
+    assert_int_equal(journal_entries(), 0);
+    corun_act_affinity.close(st);
+    kid_stop(&k);
+    corun_cpuset_release(&one);
+    corun_cpuset_release(&orig);
+}
+
+/* A kernel with 2048 possible CPUs: masks smaller than 256 bytes are EINVAL. */
+static size_t last_size;
+static int big_bit;
+static int big_getaffinity(pid_t pid, size_t size, cpu_set_t *mask)
+{
+    if (size < 256) {
+        errno = EINVAL;
+        return -1;
+    }
+    memset(mask, 0, size);
+    CPU_SET_S(1500, size, mask);
+    CPU_SET_S(3, size, mask);
+    return (int)size;
+}
+static int big_setaffinity(pid_t pid, size_t size, const cpu_set_t *mask)
+{
+    last_size = size;
+    big_bit = CPU_ISSET_S(1500, size, mask);
+    return 0;
+}
+
+static void test_big_masks(void **state)
+{
+    struct corun_cpuset s = {0};
+    char list[64];
+
+    corun__sys.sched_getaffinity = big_getaffinity;
+    corun__sys.sched_setaffinity = big_setaffinity;
+    assert_int_equal(corun__mask_get(getpid(), &s), 0);
+    corun_cpuset_format(&s, list, sizeof(list));
+    assert_string_equal(list, "3,1500");
+    assert_int_equal(corun__mask_set(getpid(), &s), 0);
+    assert_true(last_size >= CPU_ALLOC_SIZE(1501));
+    assert_true(big_bit);
+    corun__sys_reset();
+    corun_cpuset_release(&s);
+}
+
+static void test_dryrun_and_find(void **state)
+{
+    struct corun_act_opts o = {.journal_dir = jdir};
+    struct corun_cpuset one = {0}, orig = {0};
+    struct kid k = kid_start(1);
+    void *st;
+
+    assert_ptr_equal(corun_act_find("affinity"), &corun_act_affinity);
+    assert_ptr_equal(corun_act_find("cpuset"), &corun_act_cpuset);
+    assert_ptr_equal(corun_act_find("dryrun"), &corun_act_dryrun);
+    assert_null(corun_act_find("nosuch"));
+    assert_int_equal(corun__mask_get(k.pid, &orig), 0);
+    set_of(&one, "0");
+    assert_int_equal(corun_act_dryrun.open(&o, &st), 0);
+    assert_int_equal(corun_act_dryrun.apply(st, k.pid, &one), 0);
+    expect_threads(k.pid, &orig);
+    assert_int_equal(journal_entries(), 0);
+    assert_int_equal(corun_act_dryrun.apply(st, k.pid, NULL), -EINVAL);
+    assert_int_equal(corun_act_dryrun.restore_all(st), 0);
+    corun_act_dryrun.close(st);
+    kid_stop(&k);
+    corun_cpuset_release(&one);
+    corun_cpuset_release(&orig);
+}
+
+/* Two instances placing the same process: the second keeps the first's
+ * record of the original, so either one's restore puts back the truth. */
+static void test_second_instance_adopts_original(void **state)
+{
+    struct corun_act_opts o = {.journal_dir = jdir};
+    struct corun_cpuset c0 = {0}, c1 = {0}, orig = {0};
+    struct kid k = kid_start(1);
+    void *a, *b;
+
+    assert_int_equal(corun__mask_get(k.pid, &orig), 0);
+    set_of(&c0, "0");
+    set_of(&c1, ncpus > 1 ? "1" : "0");
+    assert_int_equal(corun_act_affinity.open(&o, &a), 0);
+    assert_int_equal(corun_act_affinity.open(&o, &b), 0);
+    assert_int_equal(corun_act_affinity.apply(a, k.pid, &c1), 0);
+    assert_int_equal(corun_act_affinity.apply(b, k.pid, &c0), 0);
+    expect_threads(k.pid, &c0);
+    assert_int_equal(journal_entries(), 1);
+    assert_int_equal(corun_act_affinity.restore(b, k.pid), 0);
+    expect_threads(k.pid, &orig);
+    corun_act_affinity.close(a);
+    corun_act_affinity.close(b);
+    kid_stop(&k);
+    corun_cpuset_release(&c0);
+    corun_cpuset_release(&c1);
+    corun_cpuset_release(&orig);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_apply_restore_rescan),
+        cmocka_unit_test(test_per_thread_originals),
+        cmocka_unit_test(test_faults),
+        cmocka_unit_test(test_big_masks),
+        cmocka_unit_test(test_dryrun_and_find),
+        cmocka_unit_test(test_second_instance_adopts_original),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,395 @@
+/*
+ * test_daemon_loop.c — the daemon's tick driven against the recorded /proc
+ * tree (tests/fixtures/proc-root) with a recording sensor, actuator and
+ * policy behind the real operations tables: a move needs the plan confirmed,
+ * a moved process dwells, the migration cap holds, a process that exits
+ * between sample and act (ESRCH) is forgotten without stopping the tick, one
+ * we may not touch (EPERM) is never retried, a crashed run's journal is
+ * reconciled on open, restore_all gives everything back, and the status shows
+ * each user only their own processes.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corun/daemon.h"
+#include "corun/topo.h"
+#include "daemon/daemon-internal.h"
+
+/* ---- a recording actuator ------------------------------------------------- */
+
+struct fake_act {
+    int opens, closes, restore_alls;
+    int apply_calls[200]; /* per pid */
+    int last_cpu[200];
+    int restore_calls[200];
+    int fail[200]; /* -errno to return from apply for this pid */
+};
+static struct fake_act act;
+
+static int act_probe(const struct corun_act_opts *o, char *why, size_t len)
+{
+    return 0;
+}
+
+static int act_open(const struct corun_act_opts *o, void **state)
+{
+    act.opens++;
+    *state = &act;
+    return 0;
+}
+
+static int act_apply(void *state, pid_t pid, const struct corun_cpuset *cpus)
+{
+    assert_true(pid > 0 && pid < 200);
+    act.apply_calls[pid]++;
+    if (act.fail[pid])
+        return act.fail[pid];
+    assert_int_equal(corun_cpuset_count(cpus), 1);
+    act.last_cpu[pid] = corun_cpuset_next(cpus, 0);
+    return 0;
+}
+
+static int act_restore(void *state, pid_t pid)
+{
+    act.restore_calls[pid]++;
+    return 0;
+}
+
+static int act_restore_all(void *state)
+{
+    act.restore_alls++;
+    return 0;
+}
+
+static void act_close(void *state)
+{
+    act.closes++;
+}
+
+static const struct corun_act_ops fake_act_ops = {
+    .name = "fake",
+    .probe = act_probe,
+    .open = act_open,
+    .apply = act_apply,
+    .restore = act_restore,
+    .restore_all = act_restore_all,
+    .close = act_close,
+};
+
+/* ---- a sensor counting steadily ------------------------------------------- */
+
+static uint64_t sense_reads;
+
+static int sense_open(const struct corun_sense_opts *o, void **state)
+{
+    *state = NULL;
+    return 0;
+}
+
+static int sense_attach(void *state, pid_t pid, int *handle)
+{
+    *handle = pid;
+    return 0;
+}
+
+/* Each read adds 1e9 cycles and 2e9 instructions (IPC 2), 1e6 LLC misses
+ * (0.5 MPKI) and 0.5 s of task clock per second. */
+static int sense_read(void *state, int handle, struct corun_sample *s)
+{
+    uint64_t k = ++sense_reads;
+
+    s->t_ns = k * 1000000000ull;
+    s->valid = CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) |
+               CORUN_EV_BIT(CORUN_EV_LLC_MISSES) | CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS);
+    s->value[CORUN_EV_CYCLES] = k * 1000000000ull;
+    s->value[CORUN_EV_INSTRUCTIONS] = k * 2000000000ull;
+    s->value[CORUN_EV_LLC_MISSES] = k * 1000000ull;
+    s->value[CORUN_EV_TASK_CLOCK_NS] = k * 500000000ull;
+    return 0;
+}
+
+static int sense_detach(void *state, int handle)
+{
+    return 0;
+}
+
+static void sense_close(void *state)
+{
+}
+
+static const struct corun_sense_ops fake_sense_ops = {
+    .name = "fake",
+    .open = sense_open,
+    .attach = sense_attach,
+    .read = sense_read,
+    .detach = sense_detach,
+    .close = sense_close,
+};
+
+/* ---- a policy that puts each pid where a table says ----------------------- */
+
+static int want_cpu[200];
+static struct corun_daemon *cur_d; /* to map task ids (indexes) back to pids */
+
+static int policy_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    assert_int_equal(plan->ntasks, snap->ntasks);
+    for (unsigned i = 0; i < snap->ntasks; i++)
+        plan->cpu[i] = want_cpu[cur_d->procs[snap->tasks[i].id].pid];
+    return 0;
+}
+
+static const struct corun_policy fake_policy = {
+    .name = "table",
+    .summary = "test",
+    .place = policy_place,
+};
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+struct fx {
+    struct corun_topo *topo;
+    struct corun_daemon *d;
+};
+
+static struct corun_daemon *open_daemon(struct fx *f, bool with_act)
+{
+    static char *comms[] = {"sleep", "python3", "my*"};
+    struct corun_topo_opts to = {.source = CORUN_TOPO_SYNTHETIC, .input = "pack:1 core:4 pu:1"};
+    struct corun_daemon_config cfg;
+    struct corun_daemon_parts parts = {0};
+
+    memset(&act, 0, sizeof(act));
+    assert_int_equal(corun_topo_load(&to, &f->topo), 0);
+    assert_int_equal(corun_daemon_config_init(&cfg), 0);
+    cfg.root = strdup(fixture("proc-root"));
+    free(cfg.journal_dir);
+    cfg.journal_dir = strdup("/nonexistent-journal");
+    cfg.comms = malloc(sizeof(comms));
+    memcpy(cfg.comms, comms, sizeof(comms));
+    cfg.ncomms = 3;
+    cfg.confirm = 2;
+    cfg.min_dwell = 3;
+    cfg.max_migrations = 2;
+    cfg.sample_min_cpu = 0; /* the fixture's processes are idle: read them anyway */
+    parts.topo = f->topo;
+    parts.sense = &fake_sense_ops;
+    parts.act = with_act ? &fake_act_ops : NULL;
+    parts.policy = &fake_policy;
+    assert_int_equal(corun_daemon_open(&cfg, &parts, &f->d), 0);
+    free(cfg.comms); /* the array; the literals in it are not ours to free */
+    cfg.comms = NULL;
+    cfg.ncomms = 0;
+    corun_daemon_config_release(&cfg);
+    return f->d;
+}
+
+static void tick(struct corun_daemon *d, int n)
+{
+    static uint64_t now = 1000000000ull;
+
+    cur_d = d;
+    now += 1000000000ull;
+    assert_int_equal(corun_daemon_tick(d, now), 0);
+    (void)n;
+}
+
+static struct managed *find(struct corun_daemon *d, pid_t pid)
+{
+    for (size_t i = 0; i < d->nprocs; i++)
+        if (d->procs[i].pid == pid)
+            return &d->procs[i];
+    return NULL;
+}
+
+static void close_fx(struct fx *f)
+{
+    corun_daemon_close(f->d);
+    corun_topo_free(f->topo);
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+static void test_hysteresis_cap_and_failures(void **state)
+{
+    struct fx f;
+    struct corun_daemon *d = open_daemon(&f, true);
+
+    /* Open reconciled the journal with a first instance, then opened ours. */
+    assert_int_equal(act.opens, 2);
+    assert_int_equal(act.restore_alls, 1);
+    assert_int_equal(act.closes, 1);
+    assert_false(corun_daemon_observe_only(d, NULL));
+
+    want_cpu[100] = 0;
+    want_cpu[101] = 1;
+    want_cpu[103] = 2;
+    want_cpu[104] = 3;
+    act.fail[103] = -ESRCH; /* exits between sample and act */
+    act.fail[104] = -EPERM; /* not ours to touch */
+
+    tick(d, 1); /* proposed once: nothing moves */
+    assert_int_equal(d->nprocs, 4);
+    assert_int_equal(act.apply_calls[100] + act.apply_calls[101], 0);
+    assert_non_null(strstr(find(d, 100)->why, "1 of 2 ticks"));
+    /* the profile came from the sensor: IPC 2, 0.5 MPKI, half a CPU */
+    tick(d, 2); /* confirmed: 100 and 101 move; the cap (2) defers the rest */
+    assert_int_equal(act.apply_calls[100], 1);
+    assert_int_equal(act.last_cpu[100], 0);
+    assert_int_equal(act.apply_calls[101], 1);
+    assert_int_equal(act.last_cpu[101], 1);
+    assert_int_equal(act.apply_calls[103] + act.apply_calls[104], 0);
+    assert_non_null(strstr(find(d, 103)->why, "deferred"));
+    assert_true(fabs(find(d, 100)->prof.ipc - 2) < 1e-9);
+    assert_true(fabs(find(d, 100)->prof.llc_mpki - 0.5) < 1e-9);
+    assert_int_equal(find(d, 100)->prof.cls, CORUN_CLASS_COMPUTE);
+
+    tick(d, 3); /* 103 fails with ESRCH and is forgotten; 104 with EPERM */
+    assert_int_equal(act.apply_calls[103], 1);
+    assert_int_equal(act.apply_calls[104], 1);
+    assert_null(find(d, 103));
+    assert_true(find(d, 104)->denied);
+    assert_int_equal(d->err_esrch, 1);
+    assert_int_equal(d->err_eperm, 1);
+    assert_int_equal(d->migrations_total, 2);
+
+    act.fail[103] = 0;
+    want_cpu[101] = 3; /* a new plan for 101, which moved one tick ago */
+    tick(d, 4);        /* 103 is back (the fixture still lists it): new, unconfirmed */
+    assert_non_null(find(d, 103));
+    tick(d, 5); /* 101 confirmed but moved 3 ticks ago? dwell 3 >= 3 only now */
+    tick(d, 6);
+    assert_int_equal(act.apply_calls[104], 1); /* never retried */
+    assert_int_equal(act.apply_calls[100], 1); /* stayed: the plan did not change */
+    assert_int_equal(act.apply_calls[101], 2);
+    assert_int_equal(act.last_cpu[101], 3);
+    assert_int_equal(act.last_cpu[103], 2);
+    assert_int_equal(find(d, 101)->placed, 3);
+    assert_non_null(strstr(find(d, 100)->why, "policy 'table' placed it on cpu 0"));
+
+    assert_int_equal(corun_daemon_restore_all(d), 0);
+    assert_int_equal(act.restore_alls, 2);
+    assert_int_equal(find(d, 100)->placed, -1);
+    close_fx(&f);
+    assert_int_equal(act.closes, 2);
+}
+
+static void test_min_dwell(void **state)
+{
+    struct fx f;
+    struct corun_daemon *d = open_daemon(&f, true);
+    int before;
+
+    memset(want_cpu, 0, sizeof(want_cpu));
+    want_cpu[100] = 1;
+    want_cpu[101] = 2;
+    want_cpu[103] = 3;
+    want_cpu[104] = 0;
+    tick(d, 1);
+    tick(d, 2); /* 100, 101 move */
+    tick(d, 3); /* 103, 104 move */
+    assert_int_equal(d->migrations_total, 4);
+    want_cpu[100] = 2;
+    want_cpu[101] = 1;
+    d->cfg.min_dwell = 5;
+    before = act.apply_calls[100];
+    tick(d, 4); /* proposed once */
+    tick(d, 5); /* confirmed, but 100 moved 3 ticks ago: it holds */
+    assert_int_equal(act.apply_calls[100], before);
+    assert_non_null(strstr(find(d, 100)->why, "holding: moved 3 ticks ago (min_dwell 5)"));
+    tick(d, 6);
+    assert_int_equal(act.apply_calls[100], before);
+    tick(d, 7); /* 5 ticks since it moved: now it may */
+    assert_int_equal(act.apply_calls[100], before + 1);
+    assert_int_equal(act.last_cpu[100], 2);
+    close_fx(&f);
+}
+
+static void test_observe_only_and_status(void **state)
+{
+    struct corun_ctl_peer alice = {.uid = 1000}, root = {.uid = 0, .admin = true};
+    struct corun_ctl_request req = {.verb = CORUN_CTL_STATUS};
+    struct corun_ctl_buf b = {0};
+    char path[] = "/tmp/corun-metrics-XXXXXX", *text = NULL;
+    const char *why;
+    struct fx f;
+    struct corun_daemon *d = open_daemon(&f, false);
+    FILE *fp;
+    long n;
+
+    assert_true(corun_daemon_observe_only(d, &why));
+    assert_string_equal(why, "no actuator");
+    tick(d, 1);
+    tick(d, 2);
+    assert_int_equal(d->nprocs, 4);
+    assert_non_null(strstr(find(d, 100)->why, "observe-only"));
+
+    /* uid 1000 sees its three (100, 101, 103), not 104 of uid 1002. */
+    corun_daemon_ctl(d, &alice, &req, &b);
+    assert_non_null(strstr(b.data, "\"pid\": 100,"));
+    assert_non_null(strstr(b.data, "\"pid\": 101,"));
+    assert_non_null(strstr(b.data, "\"comm\": \"my (odd) name\""));
+    assert_null(strstr(b.data, "\"pid\": 104,"));
+    assert_non_null(strstr(b.data, "\"hidden\": 1,"));
+    assert_non_null(strstr(b.data, "\"mode\": \"observe-only\""));
+    corun_ctl_buf_release(&b);
+    corun_daemon_ctl(d, &root, &req, &b);
+    assert_non_null(strstr(b.data, "\"pid\": 104,"));
+    assert_non_null(strstr(b.data, "\"hidden\": 0,"));
+    corun_ctl_buf_release(&b);
+    /* A change from a non-administrator is refused even if asked directly. */
+    req.verb = CORUN_CTL_PAUSE;
+    corun_daemon_ctl(d, &alice, &req, &b);
+    assert_non_null(strstr(b.data, "permission denied"));
+    corun_ctl_buf_release(&b);
+    req.verb = CORUN_CTL_SET;
+    strcpy(req.key, "interval");
+    strcpy(req.value, "0.5");
+    corun_daemon_ctl(d, &root, &req, &b);
+    assert_string_equal(b.data, "{\"ok\": true}");
+    assert_int_equal(corun_daemon_interval_ns(d), 500000000ull);
+    corun_ctl_buf_release(&b);
+    strcpy(req.key, "socket");
+    corun_daemon_ctl(d, &root, &req, &b);
+    assert_non_null(strstr(b.data, "cannot be changed while running"));
+    corun_ctl_buf_release(&b);
+
+    /* Metrics: written whole, then renamed into place. */
+    {
+        int fd = mkstemp(path);
+
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    assert_int_equal(corun_daemon_write_metrics(d, path), 0);
+    fp = fopen(path, "r");
+    assert_non_null(fp);
+    text = calloc(1, 65536);
+    n = (long)fread(text, 1, 65535, fp);
+    fclose(fp);
+    assert_true(n > 0);
+    assert_non_null(strstr(text, "corun_daemon_managed_processes 4\n"));
+    assert_non_null(strstr(text, "corun_daemon_observe_only 1\n"));
+    assert_non_null(strstr(text, "corun_process_ipc{pid=\"100\",comm=\"sleep\"} 2\n"));
+    assert_non_null(strstr(text, "# TYPE corun_daemon_migrations_total counter\n"));
+    free(text);
+    unlink(path);
+    assert_int_equal(corun_daemon_write_metrics(d, "/nonexistent-dir/m.prom"), -ENOENT);
+    close_fx(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hysteresis_cap_and_failures),
+        cmocka_unit_test(test_min_dwell),
+        cmocka_unit_test(test_observe_only_and_status),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
