@@ -150,6 +150,16 @@ CORUN_API int corun_engine_run(struct corun_engine *e, uint64_t duration_ns,
  */
 CORUN_API int corun_engine_set_home(struct corun_engine *e, unsigned idx, int node);
 
+/*
+ * corun_engine_set_cpu() - says that task @idx, not pinned by the engine,
+ * runs on dense CPU @cpu now (-1: unknown), as the caller saw it (the
+ * "processor" field of /proc/PID/stat, the simulator's baseline). Snapshots
+ * then show that CPU, so a policy that weighs moves (corun) does so from
+ * the first plan, and a task a plan leaves there is pinned without a move.
+ * 0, -ENOENT, or -EINVAL for a CPU that is not usable.
+ */
+CORUN_API int corun_engine_set_cpu(struct corun_engine *e, unsigned idx, int cpu);
+
 /* Puts every task the engine pinned back as it was (actuator restore_all). */
 CORUN_API int corun_engine_restore(struct corun_engine *e);
 

@@ -27,6 +27,7 @@ struct etask {
     uint64_t pinned_at;   /* clock time of the last change of cpu */
     unsigned slot;        /* profiler slot */
     int home;             /* NUMA node of its memory, -1 unknown */
+    int seen_cpu;         /* where the kernel runs it while unpinned, -1 unknown */
 };
 
 struct corun_engine {
@@ -126,6 +127,7 @@ int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *tas
     t->t = *task;
     t->cpu = -1;
     t->home = -1;
+    t->seen_cpu = -1;
     err = corun_profiler_add(e->prof, task->id, task->hint, task->weight, &t->slot);
     if (err)
         return err;
@@ -376,12 +378,16 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
         if (!e->tasks[i].live)
             continue;
         pc.prof[m] = *corun_profiler_get(e->prof, e->tasks[i].slot);
-        pc.prof[m].cpu = e->tasks[i].cpu;
+        /* Where it runs: pinned, or where the caller saw the kernel put it. */
+        pc.cur[m] = e->tasks[i].cpu >= 0 ? e->tasks[i].cpu : e->tasks[i].seen_cpu;
+        pc.prof[m].cpu = pc.cur[m];
         pc.prof[m].home_known = e->tasks[i].home >= 0;
         pc.prof[m].home_node = e->tasks[i].home >= 0 ? (unsigned)e->tasks[i].home : 0;
-        pc.cur[m] = e->tasks[i].cpu;
-        all_pinned &= pc.cur[m] >= 0;
-        any_pinned |= pc.cur[m] >= 0;
+        /* The engine's own hysteresis starts after its first plan: until
+         * then every policy's plan is applied whole (a policy like corun
+         * weighs moves itself, from the snapshot's CPUs). */
+        all_pinned &= e->tasks[i].cpu >= 0;
+        any_pinned |= e->tasks[i].cpu >= 0;
         pc.live[m++] = i;
     }
     err = 0;
@@ -401,6 +407,9 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
     for (unsigned k = 0; k < m; k++) {
         moves += pc.want[k] != pc.cur[k];
         unpins |= pc.want[k] < 0;
+        /* Staying where the kernel put it: pin it there, nothing moves. */
+        if (pc.want[k] >= 0 && pc.want[k] == pc.cur[k] && e->tasks[pc.live[k]].cpu < 0)
+            move_task(e, &e->tasks[pc.live[k]], pc.want[k], now);
     }
     if (!moves)
         goto out_free;
@@ -484,6 +493,19 @@ int corun_engine_set_home(struct corun_engine *e, unsigned idx, int node)
     if (node >= (int)corun_topo_ndomains(e->o.topo, CORUN_LEVEL_NUMA) || node < -1)
         return -EINVAL;
     e->tasks[idx].home = node;
+    return 0;
+}
+
+int corun_engine_set_cpu(struct corun_engine *e, unsigned idx, int cpu)
+{
+    const struct corun_topo_cpu *c;
+
+    if (idx >= e->ntasks)
+        return -ENOENT;
+    c = cpu >= 0 ? corun_topo_cpu(e->o.topo, (unsigned)cpu) : NULL;
+    if (cpu < -1 || (cpu >= 0 && (!c || !c->usable)))
+        return -EINVAL;
+    e->tasks[idx].seen_cpu = cpu;
     return 0;
 }
 

@@ -94,8 +94,10 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
         if ((err = corun_engine_add(eng, &t, NULL)))
             goto out_close;
         /* Its memory is where the kernel first ran it (first touch), as a
-         * daemon would read it from /proc/PID/numa_maps. */
-        if ((err = corun_engine_set_home(eng, i, corun_topo_cpu(topo, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA])))
+         * daemon would read it from /proc/PID/numa_maps; and it runs there
+         * now, as /proc/PID/stat would say. */
+        if ((err = corun_engine_set_home(eng, i, corun_topo_cpu(topo, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA])) ||
+            (err = corun_engine_set_cpu(eng, i, cpu[i])))
             goto out_close;
     }
     err = corun_engine_run(eng, (uint64_t)llround(opts->duration_s * 1e9), NULL);
