@@ -304,6 +304,31 @@ static void test_errors_and_remove(void **state)
     corun_engine_free(e);
 }
 
+/* Told where the kernel runs each task, corun moves only the two tasks
+ * that must move (one swap) and pins the others where they are; bad
+ * arguments are refused. */
+static void test_kernel_cpus(void **state)
+{
+    struct corun_engine *e = engine("corun", 0, 0);
+    struct corun_engine_stats st;
+    unsigned moved = 0;
+
+    for (unsigned i = 0; i < NT; i++)
+        assert_int_equal(corun_engine_set_cpu(e, i, (int)i), 0);
+    assert_int_equal(corun_engine_set_cpu(e, NT, 0), -ENOENT);
+    assert_int_equal(corun_engine_set_cpu(e, 0, 99), -EINVAL);
+    assert_int_equal(corun_engine_set_home(e, 0, 5), -EINVAL);
+    assert_int_equal(corun_engine_set_home(e, 0, 0), 0);
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_true(good_pairing());
+    assert_int_equal(st.placements, NT);
+    for (unsigned i = 0; i < NT; i++)
+        moved += W.pinned[i] != (int)i;
+    assert_int_equal(moved, 2);
+    corun_engine_free(e);
+}
+
 /* The linux policy never pins. */
 static void test_linux_pins_nothing(void **state)
 {
@@ -332,6 +357,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_finds_pairing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hysteresis_and_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_and_remove, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_cpus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_linux_pins_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
     };
