@@ -629,7 +629,7 @@ static uint64_t search_budget(unsigned n)
 {
     uint64_t b = 2000ull * n + 100000;
 
-    return b > 400000 ? 400000 : b;
+    return b > 300000 ? 300000 : b;
 }
 
 static int corun_place(const struct corun_snapshot *snap, struct corun_plan *plan)
