@@ -17,5 +17,7 @@
 #include <corun/procsel.h>
 #include <corun/ctl.h>
 #include <corun/daemon.h>
+#include <corun/profile.h>
+#include <corun/engine.h>
 
 #endif

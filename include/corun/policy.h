@@ -42,10 +42,21 @@ struct corun_task_profile {
     double cpu_util;        /* CPU time / wall time */
     /* Learned interference at each sharing level (CORUN_LEVEL_CORE, L2, L3,
      * NUMA...): pressure is what it does to neighbours, sensitivity what
-     * neighbours do to it; 0 none, 1 a neighbour halves the victim's speed. */
+     * neighbours do to it; 0 none. The predicted extra run time of a victim
+     * at level l is sensitivity[l] * phi_l(sum of its neighbours' pressure[l])
+     * with phi linear for the core and the memory domain and P/(1+P) for
+     * caches (a share lost saturates): at the core, 1 and 1 halve the
+     * victim's speed. See corun_policy_predict() and docs/internals/policy.md.
+     * NaN means unknown: the policy falls back to its class prior. */
     double pressure[CORUN_NLEVELS];
     double sensitivity[CORUN_NLEVELS];
     int cpu;                /* dense CPU index it runs on now; -1 unplaced */
+    /* Appended: where its memory lives (first touch). Zero-initialised
+     * profiles say "unknown". A task run away from its memory node pays
+     * remote latency on its memory stalls, and its bandwidth still loads
+     * its home node's memory. */
+    bool home_known;
+    unsigned home_node;     /* logical index of that NUMA node */
 };
 
 struct corun_snapshot {
@@ -53,6 +64,9 @@ struct corun_snapshot {
     unsigned ntasks;
     const struct corun_task_profile *tasks;
     uint64_t seed;
+    /* Appended for the engine; zero-initialised snapshots keep working. */
+    unsigned round;   /* how many times the engine asked before; 0 the first */
+    double move_cost; /* predicted STP a move must gain to be worth it; 0 free */
 };
 
 /* A placement: one dense CPU index per task, -1 for "leave to the kernel". */
@@ -68,6 +82,26 @@ struct corun_policy {
      * caller). 0 or -errno (-ENOSPC when the tasks cannot all be placed). */
     int (*place)(const struct corun_snapshot *snap, struct corun_plan *plan);
 };
+
+/*
+ * corun_policy_predict() - the predicted STP (sum of weight * speed, where
+ * speed 1 is the task alone on a fastest CPU) of placement @cpu (one dense
+ * CPU index per task, -1 = not pinned) under the interference model of
+ * struct corun_task_profile. Unpinned tasks are counted as running alone at
+ * speed 1 with no effect on others: no placement is known for them. Per-task
+ * predicted speeds go to @speed when it is not NULL. Returns the STP, or a
+ * negative errno (-ENOMEM). Pure and thread-safe.
+ */
+CORUN_API double corun_policy_predict(const struct corun_snapshot *snap, const int *cpu,
+                                      double *speed);
+
+/*
+ * corun_policy_check_plan() - whether @plan is valid for @snap: one entry per
+ * task, each -1 or a usable CPU, and distinct CPUs when the tasks are no more
+ * than the usable CPUs. 0 or -EINVAL.
+ */
+CORUN_API int corun_policy_check_plan(const struct corun_snapshot *snap,
+                                      const struct corun_plan *plan);
 
 /* The registry: the policy named @name, or NULL. */
 CORUN_API const struct corun_policy *corun_policy_find(const char *name);

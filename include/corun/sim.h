@@ -376,11 +376,13 @@ CORUN_API int corun_sim_run_ref(const struct corun_topo *topo, const struct coru
                                 struct corun_sim_result *out, struct corun_sim_search *info);
 
 /*
- * corun_sim_run_policy() - run registered policy @pol: warm up under the
- * baseline placement, profile each task from sense-sim counters only, ask
- * @pol->place() once, apply the plan through act-sim, run to the end and
- * report. A stand-in for the engine until it lands (the engine will replace
- * this). 0 or -errno (the policy's own error included).
+ * corun_sim_run_policy() - run registered policy @pol through the engine
+ * (corun/engine.h): tasks start where the baseline (the kernel) puts them,
+ * with their memory there (first touch); after a warm-up the engine samples
+ * sense-sim counters, learns profiles, asks @pol->place() and applies plans
+ * through act-sim every interval (0.25 s, or 1/20 of a shorter run), with
+ * hysteresis and a cap on moves, until the end; then it reports. 0 or -errno
+ * (the policy's own error included).
  */
 CORUN_API int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_machine *m,
                                    const struct corun_sim_task *tasks, unsigned ntasks,

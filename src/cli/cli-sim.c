@@ -156,10 +156,9 @@ static int parse_policies(struct sim_cli *c, const char *list)
 }
 
 /*
- * run_registered_policy() - a registered policy on the simulator. Until the
- * engine lands, corun_sim_run_policy() stands in for it: warm-up under the
- * baseline, profiles from sense-sim counters, one place(), applied through
- * act-sim. The policy engineer replaces this call with the engine's.
+ * run_registered_policy() - a registered policy on the simulator, driven by
+ * the engine (corun_sim_run_policy(): warm-up under the baseline, then
+ * sample, learn, place and apply every interval).
  */
 static int run_registered_policy(struct sim_cli *c, struct run *r)
 {

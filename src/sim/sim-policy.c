@@ -1,38 +1,37 @@
 /*
- * sim-policy.c — running a registered policy in the simulator, the way the
- * engine will: the policy sees only profiles built from sense-sim counters
- * and acts only through act-sim.
+ * sim-policy.c — running a registered policy in the simulator through the
+ * engine (corun/engine.h), exactly as it will drive real processes: the
+ * policy sees only profiles the engine's profiler built from sense-sim
+ * counters, and acts only through act-sim; the simulator's clock paces the
+ * loop.
  *
- * A stand-in until the engine box lands (the policy engineer replaces
- * corun_sim_run_policy()'s body with the engine's loop): one decision after
- * a warm-up under the baseline placement, no online refinement.
+ * The run: every task starts where Linux's load balancer would put it (the
+ * baseline placement: that is the kernel, not the policy), the engine warms
+ * up, then samples, learns and places every interval until the end.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "corun/engine.h"
 #include "sim/sim-internal.h"
 
+/* Engine interval and warm-up in simulated time: short runs get at least
+ * about twenty intervals. */
+#define INTERVAL_S 0.25
 #define WARMUP_S 0.5
 
-/* A profile from the counters between two samples: what a policy may know. */
-static void profile_from(const struct corun_sample *a, const struct corun_sample *b,
-                         double elapsed_s, struct corun_task_profile *p)
+static uint64_t sim_clock_now(void *ctx)
 {
-    double instr = (double)(b->value[CORUN_EV_INSTRUCTIONS] - a->value[CORUN_EV_INSTRUCTIONS]);
-    double cyc = (double)(b->value[CORUN_EV_CYCLES] - a->value[CORUN_EV_CYCLES]);
-    double ref = (double)(b->value[CORUN_EV_REF_CYCLES] - a->value[CORUN_EV_REF_CYCLES]);
-    double refs = (double)(b->value[CORUN_EV_LLC_REFERENCES] - a->value[CORUN_EV_LLC_REFERENCES]);
-    double miss = (double)(b->value[CORUN_EV_LLC_MISSES] - a->value[CORUN_EV_LLC_MISSES]);
-    double clk = (double)(b->value[CORUN_EV_TASK_CLOCK_NS] - a->value[CORUN_EV_TASK_CLOCK_NS]);
+    return corun_sim_now_ns(ctx);
+}
 
-    p->ipc = cyc > 0 ? instr / cyc : NAN;
-    p->freq_ratio = ref > 0 ? cyc / ref : NAN;
-    p->llc_mpki = instr > 0 ? miss / instr * 1e3 : NAN;
-    p->llc_miss_ratio = refs > 0 ? miss / refs : NAN;
-    p->mem_bw_bps = elapsed_s > 0 ? miss * 64.0 / elapsed_s : NAN;
-    p->cpu_util = elapsed_s > 0 ? clk * 1e-9 / elapsed_s : NAN;
+static int sim_clock_wait(void *ctx, uint64_t t_ns)
+{
+    uint64_t now = corun_sim_now_ns(ctx);
+
+    return t_ns > now ? corun_sim_step(ctx, (double)(t_ns - now) * 1e-9) : 0;
 }
 
 int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_machine *m,
@@ -40,34 +39,31 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
                          const struct corun_policy *pol, const struct corun_sim_run_opts *opts,
                          struct corun_sim_result *out)
 {
+    struct corun_engine_opts eo = {0};
     struct corun_sense_opts so = {0};
     struct corun_act_opts ao = {0};
+    struct corun_engine *eng = NULL;
     struct corun_sim *sim = NULL;
-    struct corun_sample *s0 = NULL, s1;
-    struct corun_task_profile *prof = NULL;
-    struct corun_snapshot snap = {0};
-    struct corun_plan plan = {0};
-    struct corun_cpuset set = {0};
     void *sense = NULL, *act = NULL;
-    int *cpu = NULL, *handle = NULL, err;
-    double warm = opts->duration_s * 0.1 < WARMUP_S ? opts->duration_s * 0.1 : WARMUP_S;
+    double interval = INTERVAL_S, warm = WARMUP_S;
+    int *cpu = NULL, err;
 
     memset(out, 0, sizeof(*out));
     if (!pol || !pol->place || !(opts->duration_s > 0))
         return -EINVAL;
+    if (opts->duration_s < 20 * interval) {
+        interval = opts->duration_s / 20;
+        warm = 2 * interval;
+    }
     err = corun_sim_create(topo, m, tasks, ntasks, opts->seed, &sim);
     if (err)
         return err;
-    err = -ENOMEM;
     cpu = malloc(ntasks * sizeof(int));
-    handle = malloc(ntasks * sizeof(int));
-    s0 = calloc(ntasks, sizeof(*s0));
-    prof = calloc(ntasks, sizeof(*prof));
-    plan.cpu = malloc(ntasks * sizeof(int));
-    if (!cpu || !handle || !s0 || !prof || !plan.cpu || corun_cpuset_init(&set, 64))
+    if (!cpu) {
+        err = -ENOMEM;
         goto out_free;
-
-    /* Warm-up: the tasks start where Linux would put them. */
+    }
+    /* The kernel's placement, before anyone pins anything. */
     for (unsigned i = 0; i < ntasks; i++)
         cpu[i] = -1;
     corun_sim_baseline_place(topo, ntasks, opts->seed, cpu);
@@ -77,57 +73,46 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
     ao.backend_cfg = sim;
     if ((err = corun_sense_sim_ops.open(&so, &sense)) || (err = corun_act_sim_ops.open(&ao, &act)))
         goto out_close;
-    for (unsigned i = 0; i < ntasks; i++)
-        if ((err = corun_sense_sim_ops.attach(sense, (pid_t)i, &handle[i])) ||
-            (err = corun_sense_sim_ops.read(sense, handle[i], &s0[i])))
-            goto out_close;
-    if ((err = corun_sim_step(sim, warm)))
+    eo.topo = topo;
+    eo.policy = pol;
+    eo.sense = &corun_sense_sim_ops;
+    eo.sense_state = sense;
+    eo.act = &corun_act_sim_ops;
+    eo.act_state = act;
+    eo.clock = (struct corun_clock){.now_ns = sim_clock_now, .wait_until = sim_clock_wait,
+                                    .ctx = sim};
+    eo.interval_ns = (uint64_t)llround(interval * 1e9);
+    eo.warmup_ns = (uint64_t)llround(warm * 1e9);
+    eo.seed = opts->seed;
+    if ((err = corun_engine_new(&eo, &eng)))
         goto out_close;
     for (unsigned i = 0; i < ntasks; i++) {
-        if ((err = corun_sense_sim_ops.read(sense, handle[i], &s1)))
-            goto out_close;
-        prof[i].id = i;
-        prof[i].cls = CORUN_CLASS_UNKNOWN; /* counters only: no hint from the model */
-        prof[i].weight = 1.0;
-        profile_from(&s0[i], &s1, warm, &prof[i]);
-        prof[i].cpu = corun_sim_cpu_of(sim, i);
-    }
+        /* Counters only: the model's class is not handed to the policy. */
+        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN,
+                                      .weight = 1.0};
 
-    /* One decision, applied through the actuator. */
-    snap.topo = topo;
-    snap.ntasks = ntasks;
-    snap.tasks = prof;
-    snap.seed = opts->seed;
-    plan.ntasks = ntasks;
-    for (unsigned i = 0; i < ntasks; i++)
-        plan.cpu[i] = -1;
-    if ((err = pol->place(&snap, &plan)))
-        goto out_close;
-    for (unsigned i = 0; i < ntasks; i++) {
-        corun_cpuset_zero(&set);
-        if (plan.cpu[i] >= 0 && (unsigned)plan.cpu[i] < corun_topo_ncpus(topo)) {
-            err = corun_cpuset_set(&set, corun_topo_cpu(topo, (unsigned)plan.cpu[i])->os_index);
-        } else {
-            /* "Leave it to the kernel": it stays where the balancer put it. */
-            continue;
-        }
-        if (err || (err = corun_act_sim_ops.apply(act, (pid_t)i, &set)))
+        if ((err = corun_engine_add(eng, &t, NULL)))
+            goto out_close;
+        /* Its memory is where the kernel first ran it (first touch), as a
+         * daemon would read it from /proc/PID/numa_maps; and it runs there
+         * now, as /proc/PID/stat would say. */
+        if ((err = corun_engine_set_home(eng, i, corun_topo_cpu(topo, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA])) ||
+            (err = corun_engine_set_cpu(eng, i, cpu[i])))
             goto out_close;
     }
-    if (opts->duration_s > warm && (err = corun_sim_step(sim, opts->duration_s - warm)))
-        goto out_close;
-    err = corun_sim_result(sim, out);
+    err = corun_engine_run(eng, (uint64_t)llround(opts->duration_s * 1e9), NULL);
+    /* The last interval may end short of the duration. */
+    if (!err && corun_sim_now_s(sim) < opts->duration_s - 1e-9)
+        err = corun_sim_step(sim, opts->duration_s - corun_sim_now_s(sim));
+    if (!err)
+        err = corun_sim_result(sim, out);
 out_close:
+    corun_engine_free(eng);
     if (sense)
         corun_sense_sim_ops.close(sense);
     if (act)
         corun_act_sim_ops.close(act);
 out_free:
-    corun_cpuset_release(&set);
-    free(plan.cpu);
-    free(prof);
-    free(s0);
-    free(handle);
     free(cpu);
     corun_sim_free(sim);
     return err;

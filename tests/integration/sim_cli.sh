@@ -25,8 +25,9 @@ for k in machine seed tasks policies; do
 done
 expect_eq "json tasks" "$(json_num "$tmp/j1" tasks)" 6
 expect_eq "json seed" "$(json_num "$tmp/j1" seed)" 3
+# Four references and the six registered policies.
 for k in name stp antt max_slowdown makespan_s migrations capture tasks; do
-  expect_eq "policies with $k" "$(grep -c "^      \"$k\": " "$tmp/j1")" 4
+  expect_eq "policies with $k" "$(grep -c "^      \"$k\": " "$tmp/j1")" 10
 done
 grep -q '"makespan_s": null' "$tmp/j1" && ok || fail "makespan should be null without work amounts"
 grep -q '{"name": "[a-z-]*-[0-9]*", "class": "[a-z-]*", "speedup": [0-9.]*, "cpus": "[0-9]*"}' "$tmp/j1" \

@@ -1,0 +1,109 @@
+/*
+ * place-scale.c — how long each policy takes to place many tasks on a big
+ * machine: by default 2048 tasks on a synthetic 512-CPU machine (2 packages,
+ * 2 NUMA nodes each, 4 LLCs per node, 4 L2 clusters of 4 SMT2 cores), a
+ * seeded mix of every class. Goal: corun within 20 ms.
+ *
+ * Usage: place-scale [TASKS [SYNTHETIC-DESC [REPEATS]]]
+ * Prints a table (median and worst time per policy, predicted STP) and one
+ * JSON line.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "corun/policy.h"
+#include "corun/topo.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned n = argc > 1 ? (unsigned)atoi(argv[1]) : 2048;
+    const char *desc = argc > 2 ? argv[2] : "pack:2 numa:2 l3:4 l2:4 core:4 pu:2";
+    unsigned reps = argc > 3 ? (unsigned)atoi(argv[3]) : 7;
+    struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC, .input = desc};
+    struct corun_topo *t;
+    struct corun_task_profile *tk;
+    int *cpu;
+    uint64_t rng = 12345;
+    char json[4096];
+    size_t jl = 0;
+    double corun_med = NAN;
+
+    if (corun_topo_load(&o, &t)) {
+        fprintf(stderr, "place-scale: bad synthetic description '%s'\n", desc);
+        return 2;
+    }
+    tk = calloc(n, sizeof(*tk));
+    cpu = calloc(n, sizeof(*cpu));
+    for (unsigned i = 0; i < n; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        tk[i].id = i;
+        tk[i].cls = (enum corun_class)((rng >> 33) % CORUN_NCLASSES);
+        tk[i].weight = 1;
+        tk[i].ipc = tk[i].llc_mpki = tk[i].llc_miss_ratio = NAN;
+        tk[i].freq_ratio = tk[i].mem_bw_bps = tk[i].cpu_util = NAN;
+        for (int l = 0; l < CORUN_NLEVELS; l++)
+            tk[i].pressure[l] = tk[i].sensitivity[l] = NAN;
+        tk[i].cpu = -1;
+    }
+    printf("place-scale: %u tasks on %u CPUs (synthetic:%s), %u repeats\n", n,
+           corun_topo_ncpus(t), desc, reps);
+    printf("%-10s %10s %10s %12s\n", "policy", "median_ms", "max_ms", "pred_stp");
+    jl += snprintf(json + jl, sizeof(json) - jl,
+                   "{\"bench\":\"place-scale\",\"tasks\":%u,\"cpus\":%u,\"machine\":\"%s\","
+                   "\"policies\":[",
+                   n, corun_topo_ncpus(t), desc);
+    for (unsigned p = 0; corun_policy_at(p); p++) {
+        const struct corun_policy *pol = corun_policy_at(p);
+        struct corun_snapshot s = {.topo = t, .ntasks = n, .tasks = tk, .seed = 1, .round = 10};
+        struct corun_plan plan = {.ntasks = n, .cpu = cpu};
+        double *ms = calloc(reps, sizeof(*ms)), stp;
+
+        for (unsigned r = 0; r < reps; r++) {
+            double t0 = now_ms();
+
+            if (pol->place(&s, &plan)) {
+                fprintf(stderr, "place-scale: %s failed\n", pol->name);
+                return 1;
+            }
+            ms[r] = now_ms() - t0;
+        }
+        /* Unpinned tasks have no predicted speed: linux has no figure. */
+        stp = strcmp(pol->name, "linux") ? corun_policy_predict(&s, cpu, NULL) : NAN;
+        qsort(ms, reps, sizeof(*ms), cmp_d);
+        printf("%-10s %10.2f %10.2f %12.2f\n", pol->name, ms[reps / 2], ms[reps - 1], stp);
+        jl += snprintf(json + jl, sizeof(json) - jl,
+                       "%s{\"name\":\"%s\",\"median_ms\":%.3f,\"max_ms\":%.3f,\"pred_stp\":",
+                       p ? "," : "", pol->name, ms[reps / 2], ms[reps - 1]);
+        jl += isnan(stp) ? snprintf(json + jl, sizeof(json) - jl, "null}")
+                         : snprintf(json + jl, sizeof(json) - jl, "%.3f}", stp);
+        if (!strcmp(pol->name, "corun"))
+            corun_med = ms[reps / 2];
+        free(ms);
+    }
+    printf("goal: corun <= 20 ms: %s (%.2f ms)\n", corun_med <= 20 ? "met" : "NOT met", corun_med);
+    jl += snprintf(json + jl, sizeof(json) - jl, "],\"goal_ms\":20,\"goal_met\":%s}",
+                   corun_med <= 20 ? "true" : "false");
+    puts(json);
+    free(tk);
+    free(cpu);
+    corun_topo_free(t);
+    return 0;
+}

@@ -1,0 +1,338 @@
+/*
+ * policies.c — every registered policy on every fixture topology and on
+ * the simulator's presets, under three kinds of mix (mixed, adversarial,
+ * homogeneous) of 8 to 64 tasks, run in the simulator through the engine,
+ * against the simulator's baseline (Linux's balancer) and oracle.
+ *
+ * Per case and policy: STP gap to the oracle, gain over the baseline,
+ * capture, max slowdown, migrations per task per second. Then, per policy,
+ * the goals of issue 5 with a verdict each. Prints a table and one JSON line.
+ *
+ * Usage: policies [--quick] [--duration-s T] [--seed S] [--machine FILTER]
+ * Deterministic: the same arguments give the same figures on any machine
+ * (only the elapsed time printed at the end varies).
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "corun/policy.h"
+#include "corun/sim.h"
+#include "corun/topo.h"
+
+#define MAXPOL 16
+#define MAXCASES 512
+
+enum mix { MIX_MIXED, MIX_ADVERSARIAL, MIX_HOMOGENEOUS, NMIX };
+static const char *const mix_names[NMIX] = {"mixed", "adversarial", "homogeneous"};
+
+struct kase {
+    char machine[64];
+    enum mix mix;
+    unsigned n;
+    bool smt, hybrid;
+    double base_stp, oracle_stp, base_maxs, di_stp;
+    double stp[MAXPOL], maxs[MAXPOL], migr_rate[MAXPOL];
+};
+
+static struct kase cases[MAXCASES];
+static unsigned ncases, npol;
+static const struct corun_policy *pols[MAXPOL];
+
+/* Tasks of a mix. Homogeneous mixes rotate through classes by size. */
+static int make_mix(enum mix mix, unsigned n, uint64_t seed, struct corun_sim_task **out)
+{
+    static const int adv[] = {CORUN_SIM_STREAMING, CORUN_SIM_RABBIT, CORUN_SIM_CHASING,
+                              CORUN_SIM_COMPUTE_INT};
+    static const int homo[] = {CORUN_SIM_COMPUTE_INT, CORUN_SIM_STREAMING, CORUN_SIM_SHEEP,
+                               CORUN_SIM_RABBIT};
+    struct corun_sim_workload *w;
+    struct corun_sim_task *t;
+
+    if (mix == MIX_MIXED) {
+        if (corun_sim_workload_random(n, seed, &w))
+            return -1;
+        t = malloc(n * sizeof(*t));
+        memcpy(t, w->tasks, n * sizeof(*t));
+        corun_sim_workload_free(w);
+        *out = t;
+        return 0;
+    }
+    t = calloc(n, sizeof(*t));
+    for (unsigned i = 0; i < n; i++) {
+        int cls = mix == MIX_ADVERSARIAL ? adv[i % 4]
+                                         : homo[(unsigned)(__builtin_ctz(n) + seed) % 4];
+
+        t[i].cls = cls;
+        t[i].nphases = 1;
+        corun_sim_class_preset(cls, &t[i].phase[0]);
+        snprintf(t[i].name, sizeof(t[i].name), "%s%u", corun_sim_class_name(cls), i);
+    }
+    *out = t;
+    return 0;
+}
+
+static double geomean(const double *v, unsigned n)
+{
+    double s = 0;
+
+    for (unsigned i = 0; i < n; i++)
+        s += log(v[i]);
+    return n ? exp(s / n) : NAN;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static void run_case(const char *mname, struct corun_topo *t, const struct corun_sim_machine *m,
+                     enum mix mix, unsigned n, const struct corun_sim_run_opts *ro)
+{
+    struct kase *k = &cases[ncases];
+    struct corun_sim_task *tasks;
+    struct corun_sim_result r;
+    const struct corun_topo_info *in = corun_topo_info(t);
+
+    if (ncases >= MAXCASES || make_mix(mix, n, ro->seed + n, &tasks))
+        return;
+    memset(k, 0, sizeof(*k));
+    snprintf(k->machine, sizeof(k->machine), "%s", mname);
+    k->mix = mix;
+    k->n = n;
+    k->smt = in->smt_width > 1;
+    k->hybrid = in->kinds > 1;
+    if (corun_sim_run_ref(t, m, tasks, n, CORUN_SIM_REF_BASELINE, ro, &r, NULL))
+        goto out;
+    k->base_stp = r.stp;
+    k->base_maxs = r.max_slowdown;
+    corun_sim_result_release(&r);
+    if (corun_sim_run_ref(t, m, tasks, n, CORUN_SIM_REF_ORACLE, ro, &r, NULL))
+        goto out;
+    k->oracle_stp = r.stp;
+    corun_sim_result_release(&r);
+    for (unsigned p = 0; p < npol; p++) {
+        if (corun_sim_run_policy(t, m, tasks, n, pols[p], ro, &r)) {
+            k->stp[p] = NAN;
+            continue;
+        }
+        k->stp[p] = r.stp;
+        k->maxs[p] = r.max_slowdown;
+        k->migr_rate[p] = (double)r.migrations / n / r.sim_s;
+        corun_sim_result_release(&r);
+        if (!strcmp(pols[p]->name, "di"))
+            k->di_stp = k->stp[p];
+    }
+    /* The oracle is a bound from a search: a policy that beats it moves it. */
+    for (unsigned p = 0; p < npol; p++)
+        if (k->stp[p] > k->oracle_stp)
+            k->oracle_stp = k->stp[p];
+    ncases++;
+out:
+    free(tasks);
+}
+
+static void usable_sizes(unsigned pus, unsigned *sizes, unsigned *ns, bool quick)
+{
+    static const unsigned all[] = {8, 16, 32, 64};
+
+    *ns = 0;
+    for (unsigned i = 0; i < 4; i++)
+        if (all[i] <= pus && (!quick || i % 2 == 1 || all[i] == pus))
+            sizes[(*ns)++] = all[i];
+}
+
+int main(int argc, char **argv)
+{
+    struct corun_sim_run_opts ro = {.duration_s = 10, .seeds = 3, .seed = 1};
+    const char *filter = NULL;
+    bool quick = false;
+    struct timespec t0, t1;
+    DIR *d;
+    struct dirent *e;
+    char *names[64];
+    unsigned nnames = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = true;
+        else if (!strcmp(argv[i], "--duration-s") && i + 1 < argc)
+            ro.duration_s = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            ro.seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--machine") && i + 1 < argc)
+            filter = argv[++i];
+        else {
+            fprintf(stderr, "usage: policies [--quick] [--duration-s T] [--seed S] "
+                            "[--machine FILTER]\n");
+            return 2;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned p = 0; corun_policy_at(p) && p < MAXPOL; p++)
+        pols[npol++] = corun_policy_at(p);
+    d = opendir(CORUN_FIXTURES "/topologies");
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".xml") && nnames < 64)
+            names[nnames++] = strdup(e->d_name);
+    if (d)
+        closedir(d);
+    qsort(names, nnames, sizeof(*names), (int (*)(const void *, const void *))strcmp);
+    /* Fixture topologies with resources derived by the simulator, then the
+     * presets with their published parameters. */
+    for (unsigned i = 0; i < nnames + 5; i++) {
+        struct corun_topo_opts o = {0};
+        struct corun_sim_machine m;
+        struct corun_topo *t = NULL;
+        const char *mname, *syn;
+        char path[512];
+        unsigned sizes[4], ns;
+
+        if (i < nnames) {
+            snprintf(path, sizeof(path), "%s/topologies/%s", CORUN_FIXTURES, names[i]);
+            o.source = CORUN_TOPO_XML;
+            o.input = path;
+            mname = names[i];
+        } else {
+            mname = corun_sim_preset_at(i - nnames);
+            if (!mname || corun_sim_machine_preset(mname, &m, &syn))
+                continue;
+            o.source = CORUN_TOPO_SYNTHETIC;
+            o.input = syn;
+        }
+        if (filter && !strstr(mname, filter))
+            continue;
+        if (corun_topo_load(&o, &t))
+            continue;
+        if (i < nnames)
+            corun_sim_machine_defaults(t, &m);
+        usable_sizes(corun_topo_info(t)->usable_pus, sizes, &ns, quick);
+        for (unsigned s = 0; s < ns; s++)
+            for (int mix = 0; mix < NMIX; mix++)
+                run_case(mname, t, &m, (enum mix)mix, sizes[s], &ro);
+        corun_topo_free(t);
+    }
+    for (unsigned i = 0; i < nnames; i++)
+        free(names[i]);
+
+    /* The table: one row per case, STP gap to the oracle per policy. */
+    printf("%-42s %-11s %3s %7s %7s", "machine", "mix", "n", "base", "oracle");
+    for (unsigned p = 0; p < npol; p++)
+        printf(" %9.9s", pols[p]->name);
+    printf("   (cells: gain over baseline %%)\n");
+    for (unsigned c = 0; c < ncases; c++) {
+        struct kase *k = &cases[c];
+
+        printf("%-42.42s %-11s %3u %7.3f %7.3f", k->machine, mix_names[k->mix], k->n,
+               k->base_stp, k->oracle_stp);
+        for (unsigned p = 0; p < npol; p++)
+            printf(" %+8.1f%%", (k->stp[p] / k->base_stp - 1) * 100);
+        printf("\n");
+    }
+
+    /* Summaries and goals per policy. */
+    printf("\n%-10s %8s %8s %9s %9s %8s %8s %9s %8s %8s %9s\n", "policy", "gap_mean", "gap_p95",
+           "gain_mx+a", "gain_adv", "capture", "maxs/bl", "homo_min", ">=di", "smt+3di",
+           "migr/t/s");
+    {
+        char line[8192];
+        size_t ll = 0;
+
+        line[0] = 0;
+        for (unsigned p = 0; p < npol; p++) {
+            double gaps[MAXCASES], gma[MAXCASES], gadv[MAXCASES], caps = 0, maxr[MAXCASES];
+            double homo_min = INFINITY, migr_max = 0, gap_sum = 0;
+            int migr_at = -1;
+            unsigned ng = 0, nma = 0, nadv = 0, ncap = 0, nmax = 0, ge_di = 0, nsmt = 0,
+                     smt_ok = 0;
+
+            for (unsigned c = 0; c < ncases; c++) {
+                struct kase *k = &cases[c];
+                double gain = k->stp[p] / k->base_stp, gap = 1 - k->stp[p] / k->oracle_stp;
+
+                if (isnan(k->stp[p]))
+                    continue;
+                gaps[ng++] = gap;
+                gap_sum += gap;
+                if (k->mix != MIX_HOMOGENEOUS)
+                    gma[nma++] = gain;
+                if (k->mix == MIX_ADVERSARIAL)
+                    gadv[nadv++] = gain;
+                if (k->mix == MIX_HOMOGENEOUS && gain - 1 < homo_min)
+                    homo_min = gain - 1;
+                if (k->oracle_stp - k->base_stp > 0.01 * k->base_stp) {
+                    caps += (k->stp[p] - k->base_stp) / (k->oracle_stp - k->base_stp);
+                    ncap++;
+                }
+                maxr[nmax++] = k->maxs[p] / k->base_maxs;
+                ge_di += k->stp[p] >= k->di_stp * 0.999;
+                if (k->smt || k->hybrid) {
+                    nsmt++;
+                    smt_ok += k->stp[p] >= k->di_stp * 1.03;
+                }
+                if (k->migr_rate[p] > migr_max) {
+                    migr_max = k->migr_rate[p];
+                    migr_at = (int)c;
+                }
+            }
+            qsort(gaps, ng, sizeof(double), cmp_d);
+            {
+                double gap_mean = ng ? gap_sum / ng : NAN;
+                double gap_p95 = ng ? gaps[(unsigned)ceil(0.95 * ng) - 1] : NAN;
+                double g_ma = geomean(gma, nma) - 1, g_adv = geomean(gadv, nadv) - 1;
+                double cap = ncap ? caps / ncap : NAN, mr = geomean(maxr, nmax);
+
+                printf("%-10s %7.2f%% %7.2f%% %+8.2f%% %+8.2f%% %7.0f%% %8.3f %+8.2f%% %4u/%-3u "
+                       "%4u/%-3u %8.3f\n",
+                       pols[p]->name, gap_mean * 100, gap_p95 * 100, g_ma * 100, g_adv * 100,
+                       cap * 100, mr, homo_min * 100, ge_di, ng, smt_ok, nsmt, migr_max);
+                ll += snprintf(line + ll, sizeof(line) - ll,
+                               "%s{\"name\":\"%s\",\"gap_mean\":%.4f,\"gap_p95\":%.4f,"
+                               "\"gain_geomean_mixed_adv\":%.4f,\"gain_geomean_adv\":%.4f,"
+                               "\"capture_mean\":%.4f,\"max_slowdown_vs_baseline\":%.4f,"
+                               "\"homogeneous_min_gain\":%.4f,\"ge_di\":%u,\"cases\":%u,"
+                               "\"smt_hybrid_3pct_above_di\":%u,\"smt_hybrid_cases\":%u,"
+                               "\"migrations_per_task_s_max\":%.4f}",
+                               p ? "," : "", pols[p]->name, gap_mean, gap_p95, g_ma, g_adv, cap,
+                               mr, homo_min, ge_di, ng, smt_ok, nsmt, migr_max);
+                if (!strcmp(pols[p]->name, "corun")) {
+                    printf("\ngoals for corun:\n");
+                    printf("  mean gap to oracle <= 3%%:           %s (%.2f%%)\n",
+                           gap_mean <= 0.03 ? "met" : "NOT met", gap_mean * 100);
+                    printf("  p95 gap to oracle <= 5%%:            %s (%.2f%%)\n",
+                           gap_p95 <= 0.05 ? "met" : "NOT met", gap_p95 * 100);
+                    printf("  geomean gain mixed+adv >= 5%%:       %s (%+.2f%%)\n",
+                           g_ma >= 0.05 ? "met" : "NOT met", g_ma * 100);
+                    printf("  geomean gain adversarial >= 10%%:    %s (%+.2f%%)\n",
+                           g_adv >= 0.10 ? "met" : "NOT met", g_adv * 100);
+                    printf("  mean capture >= 70%%:                %s (%.0f%%)\n",
+                           cap >= 0.70 ? "met" : "NOT met", cap * 100);
+                    printf("  max slowdown >= 20%% below baseline: %s (x%.3f)\n",
+                           mr <= 0.80 ? "met" : "NOT met", mr);
+                    printf("  homogeneous no worse than -1%%:      %s (%+.2f%%)\n",
+                           homo_min >= -0.01 ? "met" : "NOT met", homo_min * 100);
+                    printf("  never below DI:                     %s (%u/%u)\n",
+                           ge_di == ng ? "met" : "NOT met", ge_di, ng);
+                    printf("  >= 3%% above DI on SMT/hybrid:       %s (%u/%u)\n",
+                           smt_ok == nsmt ? "met" : "NOT met", smt_ok, nsmt);
+                    printf("  <= 1 migration per task per second: %s (max %.3f, %s %s %u)\n",
+                           migr_max <= 1 ? "met" : "NOT met", migr_max,
+                           migr_at >= 0 ? cases[migr_at].machine : "-",
+                           migr_at >= 0 ? mix_names[cases[migr_at].mix] : "-",
+                           migr_at >= 0 ? cases[migr_at].n : 0);
+                }
+            }
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        printf("elapsed %.1f s\n", (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+        printf("{\"bench\":\"policies\",\"duration_s\":%g,\"seed\":%llu,\"cases\":%u,"
+               "\"policies\":[%s]}\n",
+               ro.duration_s, (unsigned long long)ro.seed, ncases, line);
+    }
+    return 0;
+}

@@ -1,0 +1,182 @@
+/*
+ * corun/engine.h — the loop that wires the boxes together:
+ *
+ *     sample (a sensor) -> profile (the learner) -> place (a policy)
+ *                       -> apply (an actuator)
+ *
+ * every interval, on a clock the caller chooses (the monotonic clock for
+ * real processes, the simulator's clock in `corun sim`). The engine is
+ * generic over backends: it sees tasks only as the targets the sensor and
+ * actuator understand (PIDs, or the simulator's task indexes), so the same
+ * code drives the simulator, `corun run`, `corun batch` and the daemon.
+ *
+ * Behaviour per interval (corun_engine_step()):
+ *  - every task is read; the counter deltas and the CPU each task was pinned
+ *    to for the whole interval go to the profiler;
+ *  - during the warm-up nothing is placed (tasks stay where the kernel, or
+ *    the optional warm-up policy, put them);
+ *  - after it, the policy is asked for a plan. The first plan is applied
+ *    whole. Later ones are applied only when their predicted gain over the
+ *    current placement beats the move cost of the tasks they move
+ *    (hysteresis), and at most max_moves tasks move per interval: moves
+ *    that depend on each other (a task taking the CPU another leaves) go
+ *    together, the groups with the best predicted gain first (a group larger
+ *    than the cap may go alone in an interval of its own).
+ *
+ * An engine is not thread-safe; it owns its profiler, and borrows the
+ * topology, the opened sensor and actuator states and the policy, which
+ * must outlive it.
+ */
+#ifndef CORUN_ENGINE_H
+#define CORUN_ENGINE_H
+
+#include <sys/types.h>
+
+#include <corun/act.h>
+#include <corun/common.h>
+#include <corun/policy.h>
+#include <corun/profile.h>
+#include <corun/sense.h>
+#include <corun/topo.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A clock the engine reads and waits on: the seam a simulator replaces. */
+struct corun_clock {
+    /* The time now, in nanoseconds on this clock. */
+    uint64_t (*now_ns)(void *ctx);
+    /* Returns once the clock reads @t_ns or later (a simulator advances its
+     * model to @t_ns). 0, or a negative errno that stops the run loop. */
+    int (*wait_until)(void *ctx, uint64_t t_ns);
+    void *ctx;
+};
+
+/* The monotonic clock of this machine (CLOCK_MONOTONIC, through the
+ * library's syscall seam; waiting sleeps). */
+CORUN_API struct corun_clock corun_clock_monotonic(void);
+
+struct corun_engine_opts {
+    const struct corun_topo *topo;
+    const struct corun_policy *policy;        /* NULL: "corun" */
+    const struct corun_policy *warmup_policy; /* applied once at the start; NULL: none */
+    const struct corun_sense_ops *sense;      /* opened: @sense_state from its open() */
+    void *sense_state;
+    const struct corun_act_ops *act;          /* opened: @act_state from its open() */
+    void *act_state;
+    struct corun_clock clock;                 /* now_ns NULL: corun_clock_monotonic() */
+    uint64_t interval_ns;                     /* 0: 1 s */
+    uint64_t warmup_ns;                       /* no placement before this; 0: 2 intervals */
+    double move_cost;      /* predicted STP a moved task must gain; 0: 0.03; < 0: none */
+    unsigned max_moves;    /* per interval after the first plan; 0: a quarter of the tasks
+                              per second of interval, at least 1 */
+    uint64_t seed;
+    const struct corun_profile_opts *profile; /* NULL: the defaults */
+};
+
+struct corun_engine_task {
+    pid_t target;          /* what the sensor and actuator know it by */
+    unsigned id;           /* the caller's number, reported in profiles */
+    enum corun_class hint; /* CORUN_CLASS_UNKNOWN: learn it */
+    double weight;         /* <= 0: 1 */
+};
+
+struct corun_engine_stats {
+    uint64_t intervals;    /* steps taken */
+    uint64_t plans;        /* times the policy was asked */
+    uint64_t placements;   /* tasks pinned for the first time */
+    uint64_t migrations;   /* tasks moved from one pinned CPU to another, or unpinned */
+    uint64_t held;         /* plans not applied: gain below the move cost */
+    uint64_t capped;       /* moves put off by the per-interval cap */
+    uint64_t errors;       /* failed reads and applies (the task is kept) */
+    int last_error;        /* the last of those, 0 if none */
+};
+
+struct corun_engine;
+
+/*
+ * corun_engine_new() - an engine with @opts (copied; what it points to is
+ * borrowed). 0, -EINVAL (no topology, sensor or actuator), -ENOMEM.
+ */
+CORUN_API int corun_engine_new(const struct corun_engine_opts *opts, struct corun_engine **out);
+
+/*
+ * corun_engine_free() - detaches every task from the sensor and frees the
+ * engine. It does not restore placements: call corun_engine_restore() first
+ * where that is wanted. Accepts NULL.
+ */
+CORUN_API void corun_engine_free(struct corun_engine *e);
+
+/*
+ * corun_engine_add() - starts managing @task: attaches it to the sensor and
+ * gives it a profile. Its index (0, 1, ... in order of adding) goes to
+ * *@idx. 0, the sensor's -errno, or -ENOMEM.
+ */
+CORUN_API int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *task,
+                               unsigned *idx);
+
+/*
+ * corun_engine_remove() - stops managing task @idx (it exited, or the caller
+ * lets it go): detaches it and, if it was pinned, restores it. 0, -ENOENT
+ * for an unknown or removed task, or the actuator's -errno (the task is
+ * removed anyway).
+ */
+CORUN_API int corun_engine_remove(struct corun_engine *e, unsigned idx);
+
+/*
+ * corun_engine_step() - one interval at the clock's current time, as
+ * described above. Per-task failures (a task that exited: -ESRCH) are
+ * counted in the stats and do not stop the step. 0 or -ENOMEM, or the
+ * policy's -errno.
+ */
+CORUN_API int corun_engine_step(struct corun_engine *e);
+
+/*
+ * corun_engine_run() - steps every interval for @duration_ns on the clock
+ * (0: until *@stop), waiting on the clock between steps; returns early when
+ * @stop (may be NULL) becomes true. 0, or the first -errno of a step or of
+ * the clock.
+ */
+CORUN_API int corun_engine_run(struct corun_engine *e, uint64_t duration_ns,
+                               volatile const bool *stop);
+
+/*
+ * corun_engine_set_home() - says that task @idx's memory lives on NUMA node
+ * @node (logical index; -1: unknown), as the caller knows it (the first
+ * placement of a launched task, /proc/PID/numa_maps, the simulator's first
+ * touch). Policies then count remote latency when they move it off that
+ * node. 0 or -ENOENT, -EINVAL for a node the topology does not have.
+ */
+CORUN_API int corun_engine_set_home(struct corun_engine *e, unsigned idx, int node);
+
+/*
+ * corun_engine_set_cpu() - says that task @idx, not pinned by the engine,
+ * runs on dense CPU @cpu now (-1: unknown), as the caller saw it (the
+ * "processor" field of /proc/PID/stat, the simulator's baseline). Snapshots
+ * then show that CPU, so a policy that weighs moves (corun) does so from
+ * the first plan, and a task a plan leaves there is pinned without a move.
+ * 0, -ENOENT, or -EINVAL for a CPU that is not usable.
+ */
+CORUN_API int corun_engine_set_cpu(struct corun_engine *e, unsigned idx, int cpu);
+
+/* Puts every task the engine pinned back as it was (actuator restore_all). */
+CORUN_API int corun_engine_restore(struct corun_engine *e);
+
+CORUN_API void corun_engine_stats(const struct corun_engine *e, struct corun_engine_stats *out);
+
+/* Copies the profile of task @idx into *@out, its cpu field set to where the
+ * task is pinned now (-1 unpinned). 0 or -ENOENT. */
+CORUN_API int corun_engine_profile(const struct corun_engine *e, unsigned idx,
+                                   struct corun_task_profile *out);
+
+/* The dense CPU task @idx is pinned to, -1 when unpinned or unknown. */
+CORUN_API int corun_engine_task_cpu(const struct corun_engine *e, unsigned idx);
+
+/* Number of tasks added (removed ones included). */
+CORUN_API unsigned corun_engine_ntasks(const struct corun_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CORUN_ENGINE_H */

@@ -1,0 +1,546 @@
+/*
+ * engine.c — the sample -> profile -> place -> apply loop (corun/engine.h).
+ *
+ * The engine keeps, per task, the last counter sample, the CPU it pinned
+ * the task to and since when; the profiler keeps what is learned. Placing
+ * builds a snapshot of the profiles with the current CPUs, asks the policy,
+ * and applies the plan through the actuator under hysteresis and a cap on
+ * moves (apply_plan()). All time comes from the clock in the options, so a
+ * simulator can drive the loop deterministically.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/internal.h"
+#include "corun/engine.h"
+
+struct etask {
+    struct corun_engine_task t;
+    int handle;           /* the sensor's */
+    bool live;
+    bool have_prev;
+    struct corun_sample prev;
+    int cpu;              /* pinned to, dense; -1 not pinned */
+    uint64_t pinned_at;   /* clock time of the last change of cpu */
+    unsigned slot;        /* profiler slot */
+    int home;             /* NUMA node of its memory, -1 unknown */
+    int seen_cpu;         /* where the kernel runs it while unpinned, -1 unknown */
+};
+
+struct corun_engine {
+    struct corun_engine_opts o;
+    struct corun_profiler *prof;
+    struct etask *tasks;
+    unsigned ntasks, cap;
+    uint64_t start_ns;
+    bool started, placed_once, warmup_done;
+    unsigned round;
+    struct corun_engine_stats st;
+};
+
+static uint64_t mono_now(void *ctx)
+{
+    return corun__now_ns();
+}
+
+static int mono_wait(void *ctx, uint64_t t_ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(t_ns / 1000000000ull),
+                          .tv_nsec = (long)(t_ns % 1000000000ull)};
+    int err;
+
+    /* corun__now_ns() reads CLOCK_MONOTONIC: sleep on the same clock. */
+    do
+        err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    while (err == EINTR && corun__now_ns() < t_ns);
+    return err && err != EINTR ? -err : 0;
+}
+
+struct corun_clock corun_clock_monotonic(void)
+{
+    return (struct corun_clock){.now_ns = mono_now, .wait_until = mono_wait, .ctx = NULL};
+}
+
+int corun_engine_new(const struct corun_engine_opts *opts, struct corun_engine **out)
+{
+    struct corun_engine *e;
+    int err;
+
+    if (!opts || !opts->topo || !opts->sense || !opts->act || !out)
+        return -EINVAL;
+    e = calloc(1, sizeof(*e));
+    if (!e)
+        return -ENOMEM;
+    e->o = *opts;
+    if (!e->o.policy)
+        e->o.policy = corun_policy_find("corun");
+    if (!e->o.clock.now_ns)
+        e->o.clock = corun_clock_monotonic();
+    if (!e->o.interval_ns)
+        e->o.interval_ns = 1000000000ull;
+    if (!e->o.warmup_ns)
+        e->o.warmup_ns = 2 * e->o.interval_ns;
+    if (e->o.move_cost == 0)
+        e->o.move_cost = 0.03;
+    else if (e->o.move_cost < 0)
+        e->o.move_cost = 0;
+    err = corun_profiler_new(e->o.topo, e->o.profile, &e->prof);
+    if (err) {
+        free(e);
+        return err;
+    }
+    *out = e;
+    return 0;
+}
+
+void corun_engine_free(struct corun_engine *e)
+{
+    if (!e)
+        return;
+    for (unsigned i = 0; i < e->ntasks; i++)
+        if (e->tasks[i].live && e->o.sense->detach)
+            e->o.sense->detach(e->o.sense_state, e->tasks[i].handle);
+    corun_profiler_free(e->prof);
+    free(e->tasks);
+    free(e);
+}
+
+int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *task, unsigned *idx)
+{
+    struct etask *t;
+    int err;
+
+    if (e->ntasks == e->cap) {
+        unsigned cap = e->cap ? 2 * e->cap : 16;
+        struct etask *v = realloc(e->tasks, cap * sizeof(*v));
+
+        if (!v)
+            return -ENOMEM;
+        e->tasks = v;
+        e->cap = cap;
+    }
+    t = &e->tasks[e->ntasks];
+    memset(t, 0, sizeof(*t));
+    t->t = *task;
+    t->cpu = -1;
+    t->home = -1;
+    t->seen_cpu = -1;
+    err = corun_profiler_add(e->prof, task->id, task->hint, task->weight, &t->slot);
+    if (err)
+        return err;
+    err = e->o.sense->attach(e->o.sense_state, task->target, &t->handle);
+    if (err)
+        return err; /* the profiler slot stays unused: slots are never reused */
+    t->live = true;
+    if (idx)
+        *idx = e->ntasks;
+    e->ntasks++;
+    return 0;
+}
+
+int corun_engine_remove(struct corun_engine *e, unsigned idx)
+{
+    struct etask *t;
+    int err = 0;
+
+    if (idx >= e->ntasks || !e->tasks[idx].live)
+        return -ENOENT;
+    t = &e->tasks[idx];
+    if (e->o.sense->detach)
+        e->o.sense->detach(e->o.sense_state, t->handle);
+    if (t->cpu >= 0 && e->o.act->restore)
+        err = e->o.act->restore(e->o.act_state, t->t.target);
+    t->live = false;
+    t->cpu = -1;
+    return err;
+}
+
+static void note_error(struct corun_engine *e, int err)
+{
+    e->st.errors++;
+    e->st.last_error = err;
+}
+
+/* Pins task @t to dense CPU @cpu (-1: gives it back to the kernel). */
+static int move_task(struct corun_engine *e, struct etask *t, int cpu, uint64_t now)
+{
+    struct corun_cpuset set = {0};
+    int err;
+
+    if (cpu < 0) {
+        err = e->o.act->restore ? e->o.act->restore(e->o.act_state, t->t.target) : 0;
+    } else {
+        err = corun_cpuset_set(&set, corun_topo_cpu(e->o.topo, (unsigned)cpu)->os_index);
+        if (!err)
+            err = e->o.act->apply(e->o.act_state, t->t.target, &set);
+        corun_cpuset_release(&set);
+    }
+    if (err) {
+        note_error(e, err);
+        return err;
+    }
+    if (t->cpu >= 0)
+        e->st.migrations++;
+    else if (cpu >= 0)
+        e->st.placements++;
+    t->cpu = cpu;
+    t->pinned_at = now;
+    return 0;
+}
+
+/* Reads every live task and feeds the profiler. */
+static int sample_all(struct corun_engine *e)
+{
+    struct corun_profile_obs *obs = calloc(e->ntasks ? e->ntasks : 1, sizeof(*obs));
+    struct corun_sample *cur = calloc(e->ntasks ? e->ntasks : 1, sizeof(*cur));
+    unsigned *of = calloc(e->ntasks ? e->ntasks : 1, sizeof(*of)), n = 0;
+    int err = 0;
+
+    if (!obs || !cur || !of) {
+        err = -ENOMEM;
+        goto out_free;
+    }
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        struct etask *t = &e->tasks[i];
+        int rc;
+
+        if (!t->live)
+            continue;
+        rc = e->o.sense->read(e->o.sense_state, t->handle, &cur[i]);
+        if (rc) {
+            note_error(e, rc);
+            continue;
+        }
+        obs[n].slot = t->slot;
+        obs[n].cur = &cur[i];
+        obs[n].prev = t->have_prev ? &t->prev : NULL;
+        /* Co-runners count only if pinned for the whole interval. */
+        obs[n].cpu = (t->cpu >= 0 && t->have_prev && t->pinned_at <= t->prev.t_ns) ? t->cpu : -1;
+        of[n++] = i;
+    }
+    err = corun_profiler_update(e->prof, obs, n);
+    for (unsigned k = 0; k < n; k++) {
+        e->tasks[of[k]].prev = cur[of[k]];
+        e->tasks[of[k]].have_prev = true;
+    }
+out_free:
+    free(obs);
+    free(of);
+    free(cur);
+    return err;
+}
+
+/* ---- placing --------------------------------------------------------------- */
+
+struct plan_ctx {
+    struct corun_snapshot snap;
+    struct corun_task_profile *prof;
+    unsigned *live;   /* engine index of each snapshot task */
+    int *cur, *want;  /* current and planned CPU per snapshot task */
+};
+
+static unsigned find_root(unsigned *parent, unsigned a)
+{
+    while (parent[a] != a)
+        a = parent[a] = parent[parent[a]];
+    return a;
+}
+
+struct group {
+    unsigned root, size;
+    double gain;
+};
+
+static int by_gain(const void *x, const void *y)
+{
+    const struct group *a = x, *b = y;
+    double ga = a->gain / a->size, gb = b->gain / b->size;
+
+    if (ga != gb)
+        return ga > gb ? -1 : 1;
+    return a->root < b->root ? -1 : a->root > b->root;
+}
+
+/*
+ * More moves than the cap allows: the moves are grouped so that a task
+ * taking a CPU another mover leaves goes with it (a swap is one group), each
+ * group is scored by the predicted gain of applying it alone, and the best
+ * groups that fit in the cap and pay their move cost are applied. A group
+ * larger than the cap is applied alone when it comes first.
+ */
+static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m, unsigned cap,
+                        uint64_t now)
+{
+    unsigned ncpus = corun_topo_ncpus(e->o.topo), *parent = NULL, ng = 0, done = 0;
+    int *holder = NULL, *trial = NULL, err = -ENOMEM;
+    struct group *g = NULL;
+    double base;
+
+    parent = malloc(m * sizeof(*parent));
+    holder = malloc(ncpus * sizeof(*holder));
+    trial = malloc(m * sizeof(*trial));
+    g = calloc(m, sizeof(*g));
+    if (!parent || !holder || !trial || !g)
+        goto out_free;
+    for (unsigned c = 0; c < ncpus; c++)
+        holder[c] = -1;
+    for (unsigned k = 0; k < m; k++) {
+        parent[k] = k;
+        if (pc->cur[k] >= 0 && holder[pc->cur[k]] < 0)
+            holder[pc->cur[k]] = (int)k;
+    }
+    for (unsigned k = 0; k < m; k++) {
+        int h;
+
+        if (pc->want[k] == pc->cur[k] || pc->want[k] < 0)
+            continue;
+        h = holder[pc->want[k]];
+        if (h >= 0 && pc->want[h] != pc->cur[h])
+            parent[find_root(parent, k)] = find_root(parent, (unsigned)h);
+    }
+    base = corun_policy_predict(&pc->snap, pc->cur, NULL);
+    for (unsigned k = 0; k < m; k++) {
+        unsigned r;
+        int found = -1;
+
+        if (pc->want[k] == pc->cur[k])
+            continue;
+        r = find_root(parent, k);
+        for (unsigned j = 0; j < ng; j++)
+            if (g[j].root == r)
+                found = (int)j;
+        if (found < 0) {
+            found = (int)ng;
+            g[ng++] = (struct group){.root = r};
+        }
+        g[found].size++;
+    }
+    for (unsigned j = 0; j < ng; j++) {
+        for (unsigned k = 0; k < m; k++)
+            trial[k] = (pc->want[k] != pc->cur[k] && find_root(parent, k) == g[j].root)
+                           ? pc->want[k]
+                           : pc->cur[k];
+        g[j].gain = corun_policy_predict(&pc->snap, trial, NULL) - base;
+    }
+    qsort(g, ng, sizeof(*g), by_gain);
+    for (unsigned j = 0; j < ng; j++) {
+        /* A group bigger than the whole cap (a swap under a cap of one)
+         * would never fit: it goes alone in an interval of its own. */
+        if (g[j].gain <= e->o.move_cost * g[j].size ||
+            (done + g[j].size > cap && (done || g[j].size <= cap))) {
+            e->st.capped += g[j].size;
+            continue;
+        }
+        for (unsigned k = 0; k < m; k++)
+            if (pc->want[k] != pc->cur[k] && find_root(parent, k) == g[j].root)
+                move_task(e, &e->tasks[pc->live[k]], pc->want[k], now);
+        done += g[j].size;
+    }
+    err = 0;
+out_free:
+    free(parent);
+    free(holder);
+    free(trial);
+    free(g);
+    return err;
+}
+
+/* Moves allowed this interval: the caller's cap, else a quarter of the
+ * tasks per second of interval, so that a task moves well under once a
+ * second on average whatever the interval (at least one move). */
+static unsigned move_cap(const struct corun_engine *e, unsigned m)
+{
+    double per = (double)m * (double)e->o.interval_ns * 1e-9 / 4;
+
+    if (e->o.max_moves)
+        return e->o.max_moves;
+    return per >= 1 ? (unsigned)per : 1;
+}
+
+static int place_and_apply(struct corun_engine *e, uint64_t now)
+{
+    struct plan_ctx pc = {0};
+    struct corun_plan plan;
+    unsigned m = 0, moves = 0;
+    bool all_pinned = true, any_pinned = false, unpins = false;
+    int err = -ENOMEM;
+
+    pc.prof = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.prof));
+    pc.live = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.live));
+    pc.cur = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.cur));
+    pc.want = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.want));
+    if (!pc.prof || !pc.live || !pc.cur || !pc.want)
+        goto out_free;
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        if (!e->tasks[i].live)
+            continue;
+        pc.prof[m] = *corun_profiler_get(e->prof, e->tasks[i].slot);
+        /* Where it runs: pinned, or where the caller saw the kernel put it. */
+        pc.cur[m] = e->tasks[i].cpu >= 0 ? e->tasks[i].cpu : e->tasks[i].seen_cpu;
+        pc.prof[m].cpu = pc.cur[m];
+        pc.prof[m].home_known = e->tasks[i].home >= 0;
+        pc.prof[m].home_node = e->tasks[i].home >= 0 ? (unsigned)e->tasks[i].home : 0;
+        /* The engine's own hysteresis starts after its first plan: until
+         * then every policy's plan is applied whole (a policy like corun
+         * weighs moves itself, from the snapshot's CPUs). */
+        all_pinned &= e->tasks[i].cpu >= 0;
+        any_pinned |= e->tasks[i].cpu >= 0;
+        pc.live[m++] = i;
+    }
+    err = 0;
+    if (!m)
+        goto out_free;
+    pc.snap = (struct corun_snapshot){.topo = e->o.topo, .ntasks = m, .tasks = pc.prof,
+                                      .seed = e->o.seed ^ (0x9e3779b97f4a7c15ull * (e->round + 1)),
+                                      .round = e->round, .move_cost = e->o.move_cost};
+    plan = (struct corun_plan){.ntasks = m, .cpu = pc.want};
+    e->round++;
+    e->st.plans++;
+    err = e->o.policy->place(&pc.snap, &plan);
+    if (!err)
+        err = corun_policy_check_plan(&pc.snap, &plan);
+    if (err)
+        goto out_free;
+    for (unsigned k = 0; k < m; k++) {
+        moves += pc.want[k] != pc.cur[k];
+        unpins |= pc.want[k] < 0;
+        /* Staying where the kernel put it: pin it there, nothing moves. */
+        if (pc.want[k] >= 0 && pc.want[k] == pc.cur[k] && e->tasks[pc.live[k]].cpu < 0)
+            move_task(e, &e->tasks[pc.live[k]], pc.want[k], now);
+    }
+    if (!moves)
+        goto out_free;
+    if (any_pinned && all_pinned && !unpins) {
+        double gain = corun_policy_predict(&pc.snap, pc.want, NULL) -
+                      corun_policy_predict(&pc.snap, pc.cur, NULL);
+
+        if (gain < e->o.move_cost * moves) {
+            e->st.held++;
+            goto out_free;
+        }
+        if (moves > move_cap(e, m)) {
+            err = apply_capped(e, &pc, m, move_cap(e, m), now);
+            goto out_free;
+        }
+    }
+    /* The first plan, new tasks, or a policy that unpins: applied whole. */
+    for (unsigned k = 0; k < m; k++)
+        if (pc.want[k] != pc.cur[k])
+            move_task(e, &e->tasks[pc.live[k]], pc.want[k], now);
+out_free:
+    free(pc.prof);
+    free(pc.live);
+    free(pc.cur);
+    free(pc.want);
+    return err;
+}
+
+int corun_engine_step(struct corun_engine *e)
+{
+    uint64_t now = e->o.clock.now_ns(e->o.clock.ctx);
+    int err;
+
+    if (!e->started) {
+        e->started = true;
+        e->start_ns = now;
+        if (e->o.warmup_policy) {
+            const struct corun_policy *pol = e->o.policy;
+
+            /* The warm-up placement is applied whole, once. */
+            e->o.policy = e->o.warmup_policy;
+            err = place_and_apply(e, now);
+            e->o.policy = pol;
+            e->round = 0;
+            if (err)
+                return err;
+        }
+    }
+    e->st.intervals++;
+    err = sample_all(e);
+    if (err)
+        return err;
+    if (now - e->start_ns < e->o.warmup_ns)
+        return 0;
+    return place_and_apply(e, now);
+}
+
+int corun_engine_run(struct corun_engine *e, uint64_t duration_ns, volatile const bool *stop)
+{
+    uint64_t t0 = e->o.clock.now_ns(e->o.clock.ctx), next = t0;
+    int err;
+
+    /* The first step only takes the initial samples (and the warm-up
+     * placement): nothing has been measured yet. */
+    err = corun_engine_step(e);
+    while (!err && !(stop && *stop)) {
+        next += e->o.interval_ns;
+        if (duration_ns && next > t0 + duration_ns)
+            break;
+        err = e->o.clock.wait_until(e->o.clock.ctx, next);
+        if (!err && !(stop && *stop))
+            err = corun_engine_step(e);
+    }
+    return err;
+}
+
+int corun_engine_set_home(struct corun_engine *e, unsigned idx, int node)
+{
+    if (idx >= e->ntasks)
+        return -ENOENT;
+    if (node >= (int)corun_topo_ndomains(e->o.topo, CORUN_LEVEL_NUMA) || node < -1)
+        return -EINVAL;
+    e->tasks[idx].home = node;
+    return 0;
+}
+
+int corun_engine_set_cpu(struct corun_engine *e, unsigned idx, int cpu)
+{
+    const struct corun_topo_cpu *c;
+
+    if (idx >= e->ntasks)
+        return -ENOENT;
+    c = cpu >= 0 ? corun_topo_cpu(e->o.topo, (unsigned)cpu) : NULL;
+    if (cpu < -1 || (cpu >= 0 && (!c || !c->usable)))
+        return -EINVAL;
+    e->tasks[idx].seen_cpu = cpu;
+    return 0;
+}
+
+int corun_engine_restore(struct corun_engine *e)
+{
+    int err = e->o.act->restore_all ? e->o.act->restore_all(e->o.act_state) : 0;
+
+    for (unsigned i = 0; i < e->ntasks; i++)
+        e->tasks[i].cpu = -1;
+    return err;
+}
+
+void corun_engine_stats(const struct corun_engine *e, struct corun_engine_stats *out)
+{
+    *out = e->st;
+}
+
+int corun_engine_profile(const struct corun_engine *e, unsigned idx,
+                         struct corun_task_profile *out)
+{
+    const struct corun_task_profile *p;
+
+    if (idx >= e->ntasks || !(p = corun_profiler_get(e->prof, e->tasks[idx].slot)))
+        return -ENOENT;
+    *out = *p;
+    out->cpu = e->tasks[idx].cpu;
+    return 0;
+}
+
+int corun_engine_task_cpu(const struct corun_engine *e, unsigned idx)
+{
+    return idx < e->ntasks ? e->tasks[idx].cpu : -1;
+}
+
+unsigned corun_engine_ntasks(const struct corun_engine *e)
+{
+    return e->ntasks;
+}

@@ -1,0 +1,491 @@
+/*
+ * profile.c — the online learner of interference profiles (corun/profile.h).
+ *
+ * Each interval, for each task: counter deltas become figures, smoothed by
+ * an exponential moving average; IPC is corrected to the reference clock with
+ * the frequency ratio and the task's memory share, so that a lower clock
+ * (more active cores, a thermal cap) is not read as interference; the
+ * observed extra run time is the best corrected IPC seen (decaying slowly so
+ * that phase changes are forgiven) over the smoothed one, minus one.
+ *
+ * Co-runners are the tasks pinned to CPUs in the same domain at a level; the
+ * prediction of struct corun_task_profile's model (the same phi as the
+ * policies') is compared with the observation and the error is attributed
+ * by normalised least mean squares: half to the victim's sensitivities in
+ * proportion to the pressure it felt at each level, half to its co-runners'
+ * pressures in proportion to the victim's sensitivity there. What is learned
+ * is an offset to the class prior, pulled back a little each interval so
+ * that a wrong lesson fades when no longer confirmed.
+ *
+ * The class comes from the figures seen when the task ran best (least
+ * contended): a rabbit squeezed by a streamer misses like a devil, and must
+ * not be classed as one.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corun/model.h"
+#include "corun/profile.h"
+#include "model/profile-internal.h"
+
+#define NLEV 4
+static const enum corun_level levels[NLEV] = {CORUN_LEVEL_CORE, CORUN_LEVEL_L2, CORUN_LEVEL_L3,
+                                              CORUN_LEVEL_NUMA};
+
+struct slot {
+    unsigned id;
+    enum corun_class hint;
+    double weight;
+    /* smoothed figures */
+    double ipc, fr, mpki, miss_ratio, bw, util;
+    double perf, best;                       /* IPC at the reference clock */
+    double best_ipc, best_mpki, best_miss;   /* figures when it ran best */
+    double x_obs;                            /* observed extra run time */
+    /* Differential learning: the features and speed of the last settled
+     * co-run configuration, and of the one it is in now. */
+    double cfg_f[NLEV], cfg_perf;
+    bool cfg_valid;
+    double cur_f[NLEV];
+    unsigned cur_n;
+    double last_perf;                        /* this interval's, unsmoothed */
+    double cur_sum;                          /* of last_perf since the 2nd interval */
+    double dpress[NLEV], dsens[NLEV];        /* learned offsets to the prior */
+    unsigned intervals;
+    struct corun_task_profile prof;
+};
+
+struct corun_profiler {
+    const struct corun_topo *topo;
+    struct corun_profile_opts o;
+    struct slot *slots;
+    unsigned nslots, cap;
+};
+
+static double phi(unsigned li, double p)
+{
+    return (li == 1 || li == 2) ? p * p / ((1.0 + p) * (1.0 + p)) : p;
+}
+
+int corun_profiler_new(const struct corun_topo *topo, const struct corun_profile_opts *opts,
+                       struct corun_profiler **out)
+{
+    struct corun_profiler *p;
+
+    if (!topo || !out)
+        return -EINVAL;
+    p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    p->topo = topo;
+    if (opts)
+        p->o = *opts;
+    if (!(p->o.ema > 0 && p->o.ema <= 1))
+        p->o.ema = 0.5;
+    if (p->o.learn_rate == 0)
+        p->o.learn_rate = 0.5;
+    if (!(p->o.prior_pull > 0 && p->o.prior_pull < 1))
+        p->o.prior_pull = 0.005;
+    if (!(p->o.best_decay > 0 && p->o.best_decay <= 1))
+        p->o.best_decay = 0.999;
+    *out = p;
+    return 0;
+}
+
+void corun_profiler_free(struct corun_profiler *p)
+{
+    if (!p)
+        return;
+    free(p->slots);
+    free(p);
+}
+
+static enum corun_class slot_class(const struct slot *s)
+{
+    if ((unsigned)s->hint < CORUN_NCLASSES)
+        return s->hint;
+    return corun_profile_classify(s->best_ipc, s->best_mpki, s->best_miss);
+}
+
+static double clampd(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Press and sens of @s at level index @li: prior plus learned offset. */
+static void slot_ps(const struct slot *s, unsigned li, double *press, double *sens)
+{
+    double p, q;
+
+    corun_profile_prior(slot_class(s), levels[li], &p, &q);
+    *press = clampd(p + s->dpress[li], 0, 4);
+    *sens = clampd(q + s->dsens[li], 0, 4);
+}
+
+static void refresh_profile(struct slot *s)
+{
+    struct corun_task_profile *t = &s->prof;
+
+    t->id = s->id;
+    t->cls = slot_class(s);
+    t->weight = s->weight;
+    t->ipc = s->ipc;
+    t->freq_ratio = s->fr;
+    t->llc_mpki = s->mpki;
+    t->llc_miss_ratio = s->miss_ratio;
+    t->mem_bw_bps = s->bw;
+    t->cpu_util = s->util;
+    for (int l = 0; l < CORUN_NLEVELS; l++)
+        t->pressure[l] = t->sensitivity[l] = 0;
+    for (unsigned li = 0; li < NLEV; li++)
+        slot_ps(s, li, &t->pressure[levels[li]], &t->sensitivity[levels[li]]);
+    t->cpu = -1;
+}
+
+int corun_profiler_add(struct corun_profiler *p, unsigned id, enum corun_class hint,
+                       double weight, unsigned *slot)
+{
+    struct slot *s;
+
+    if (p->nslots == p->cap) {
+        unsigned cap = p->cap ? 2 * p->cap : 16;
+        struct slot *v = realloc(p->slots, cap * sizeof(*v));
+
+        if (!v)
+            return -ENOMEM;
+        p->slots = v;
+        p->cap = cap;
+    }
+    s = &p->slots[p->nslots];
+    memset(s, 0, sizeof(*s));
+    s->id = id;
+    s->hint = (unsigned)hint < CORUN_NCLASSES ? hint : CORUN_CLASS_UNKNOWN;
+    s->weight = weight > 0 ? weight : 1.0;
+    s->ipc = s->fr = s->mpki = s->miss_ratio = s->bw = s->util = NAN;
+    s->last_perf = NAN;
+    s->perf = s->best = s->best_ipc = s->best_mpki = s->best_miss = s->x_obs = NAN;
+    refresh_profile(s);
+    if (slot)
+        *slot = p->nslots;
+    p->nslots++;
+    return 0;
+}
+
+static double ema(double old, double v, double a)
+{
+    if (!isfinite(v))
+        return old;
+    return isfinite(old) ? old + a * (v - old) : v;
+}
+
+/* Figures of one interval into the slot's smoothed ones. The ratios are
+ * the sense box's derived metrics (corun/model.h) over the delta. */
+static void observe(struct corun_profiler *p, struct slot *s, const struct corun_profile_obs *ob)
+{
+    double a = p->o.ema, ipc, fr, mpki, mr, bw = NAN, util, stall, dt, perf, mf;
+    struct corun_sample d = {0};
+    struct corun_metrics m;
+
+    if (!ob->prev || ob->cur->t_ns <= ob->prev->t_ns)
+        return;
+    dt = (double)(ob->cur->t_ns - ob->prev->t_ns);
+    d.valid = ob->cur->valid & ob->prev->valid;
+    for (int ev = 0; ev < CORUN_NEVENTS; ev++)
+        d.value[ev] = ob->cur->value[ev] >= ob->prev->value[ev]
+                          ? ob->cur->value[ev] - ob->prev->value[ev]
+                          : 0;
+    corun_metrics_compute(&d, ob->cur->t_ns - ob->prev->t_ns, &m);
+    ipc = m.v[CORUN_M_IPC];
+    fr = m.v[CORUN_M_FREQ_RATIO];
+    mpki = m.v[CORUN_M_LLC_MPKI];
+    mr = m.v[CORUN_M_LLC_MISS_RATIO];
+    util = m.v[CORUN_M_CPU_UTILIZATION];
+    stall = m.v[CORUN_M_BACKEND_STALL_SHARE];
+    if (d.valid & CORUN_EV_BIT(CORUN_EV_LLC_MISSES))
+        bw = (double)d.value[CORUN_EV_LLC_MISSES] * 64.0 / dt * 1e9;
+    s->ipc = ema(s->ipc, ipc, a);
+    s->fr = ema(s->fr, fr, a);
+    s->mpki = ema(s->mpki, mpki, a);
+    s->miss_ratio = ema(s->miss_ratio, mr, a);
+    s->bw = ema(s->bw, bw, a);
+    s->util = ema(s->util, util, a);
+    if (!isfinite(ipc) || (isfinite(util) && util < 0.05))
+        return; /* nothing to learn from a task that hardly ran */
+    /* IPC at the reference clock: memory stalls take fixed time, so their
+     * share of cycles scales with the clock; compute cycles do not. */
+    /* A backend-stall counter, where the PMU has one, says it directly. */
+    mf = isfinite(stall) ? stall : corun_profile_mem_share(ipc, mpki);
+    perf = isfinite(fr) && fr > 0 ? ipc / ((1.0 - mf) + mf / fr) : ipc;
+    s->perf = ema(s->perf, perf, a);
+    s->last_perf = perf;
+    s->intervals++;
+    if (!isfinite(s->best) || s->perf > s->best) {
+        s->best = s->perf;
+        s->best_ipc = isfinite(fr) && fr > 0 ? perf : ipc;
+        s->best_mpki = s->mpki;
+        s->best_miss = s->miss_ratio;
+    } else {
+        s->best *= p->o.best_decay;
+    }
+    s->x_obs = s->intervals >= 2 ? s->best / s->perf - 1.0 : NAN;
+}
+
+/* Index of @cpu's domain at level index @li as the model counts it, or -1;
+ * the weight of pressure there in *@scale (may be NULL). */
+static int dom_of(const struct corun_profiler *p, int cpu, unsigned li, double *scale)
+{
+    double sc;
+    int d = cpu >= 0 ? corun__share_dom(p->topo, (unsigned)cpu, levels[li], &sc) : -1;
+
+    if (scale)
+        *scale = sc;
+    return d;
+}
+
+/* Index of a class in the core-level sums: the five classes, then unknown. */
+#define NCLS (CORUN_NCLASSES + 1)
+static unsigned cls_idx(enum corun_class c)
+{
+    return (unsigned)c < CORUN_NCLASSES ? (unsigned)c : NCLS - 1;
+}
+
+static enum corun_class idx_cls(unsigned k)
+{
+    return k < CORUN_NCLASSES ? (enum corun_class)k : CORUN_CLASS_UNKNOWN;
+}
+
+/* Core-level multipliers of @s: its sensitivity and pressure over its
+ * class prior (the pairwise table of corun_profile_core_pair() is scaled by
+ * them), and those priors. */
+static void core_mult(const struct slot *s, double *ms, double *mp, double *s0, double *p0)
+{
+    double pr, se;
+
+    corun_profile_prior(slot_class(s), CORUN_LEVEL_CORE, p0, s0);
+    slot_ps(s, 0, &pr, &se);
+    *ms = *s0 > 0 ? se / *s0 : 1;
+    *mp = *p0 > 0 ? pr / *p0 : 1;
+}
+
+/*
+ * The co-run lesson of one interval. Each pinned task's features are the
+ * pressure it feels at each level (phi of its co-runners' summed pressure;
+ * at the core level the class-pair table weighted by their pressure
+ * multipliers), so that its predicted extra time is x^ = sum sens_l * f_l
+ * (sens_0 being its core multiplier).
+ *
+ * Learning is differential. A task's speed alone is never observed (the
+ * best seen is usually contended), and an absolute error would teach that
+ * tasks never seen alone are insensitive. So the profiler waits for a task
+ * to settle in a new configuration (its features changed, then stayed for
+ * three intervals) and compares it with the previous settled one:
+ *   e = ln(perf_before / perf_now) - ln((1 + x^_now) / (1 + x^_before))
+ * where the unknown speed alone cancels out, and corrects the task's
+ * sensitivities by normalised LMS along the gradient of that log ratio.
+ * Pressures stay at their class priors: what a task does to others is
+ * confounded with what the others are, and the priors order it well.
+ */
+static void features(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned n,
+                     unsigned k, double *const *sum, const unsigned *const *members,
+                     const unsigned *cnt, double f[NLEV])
+{
+    const struct slot *s = &p->slots[obs[k].slot];
+    unsigned cv = cls_idx(slot_class(s));
+
+    for (unsigned li = 0; li < NLEV; li++) {
+        double pr, se, others, sc, ms, mp, s0, p0;
+        int d = dom_of(p, obs[k].cpu, li, &sc);
+
+        f[li] = 0;
+        if (d < 0 || members[li][d] < 2)
+            continue;
+        if (li == 0) {
+            core_mult(s, &ms, &mp, &s0, &p0);
+            for (unsigned c = 0; c < NCLS; c++) {
+                double v = sum[0][(size_t)d * NCLS + c] - (c == cv ? mp / cnt[obs[k].cpu] : 0);
+
+                f[0] += corun_profile_core_pair(idx_cls(cv), idx_cls(c)) * (v > 0 ? v : 0);
+            }
+            continue;
+        }
+        slot_ps(s, li, &pr, &se);
+        others = sum[li][d] - pr / cnt[obs[k].cpu];
+        others = others > 0 ? others : 0;
+        /* As the predictor weighs it: caches scale the damage, memory the
+         * pressure (corun__share_dom). */
+        f[li] = (li == 1 || li == 2) ? sc * phi(li, others) : phi(li, sc * others);
+    }
+}
+
+/* Sensitivities of @s in the units of the features: multiplier at the core. */
+static void sens_vec(const struct slot *s, double v[NLEV], double *s0)
+{
+    double pr, ms, mp, p0;
+
+    core_mult(s, &ms, &mp, s0, &p0);
+    v[0] = ms;
+    for (unsigned li = 1; li < NLEV; li++)
+        slot_ps(s, li, &pr, &v[li]);
+}
+
+static void settle(struct corun_profiler *p, struct slot *s, const double f[NLEV])
+{
+    double sv[NLEV], s0, xn = 0, xb = 0, g[NLEV], norm = 0.01, e, perf;
+    bool same = true;
+
+    for (unsigned li = 0; li < NLEV; li++)
+        if (fabs(f[li] - s->cur_f[li]) > 0.02)
+            same = false;
+    if (!same || !s->cur_n) {
+        /* A new configuration; its first interval mixes old and new. */
+        memcpy(s->cur_f, f, sizeof(s->cur_f));
+        s->cur_n = 1;
+        s->cur_sum = 0;
+        return;
+    }
+    if (!isfinite(s->last_perf))
+        return;
+    s->cur_n++;
+    s->cur_sum += s->last_perf;
+    perf = s->cur_sum / (s->cur_n - 1);
+    if (s->cur_n > 3) {
+        /* Still there: a better estimate of the settled configuration. */
+        s->cfg_perf = perf;
+        return;
+    }
+    if (s->cur_n < 3)
+        return;
+    /* Settled (two clean intervals): learn against the previous one. */
+    if (s->cfg_valid) {
+        bool moved = false;
+
+        for (unsigned li = 0; li < NLEV; li++)
+            if (fabs(f[li] - s->cfg_f[li]) > 0.05)
+                moved = true;
+        if (moved && p->o.learn_rate > 0) {
+            sens_vec(s, sv, &s0);
+            for (unsigned li = 0; li < NLEV; li++) {
+                xn += sv[li] * f[li];
+                xb += sv[li] * s->cfg_f[li];
+            }
+            for (unsigned li = 0; li < NLEV; li++) {
+                g[li] = f[li] / (1 + xn) - s->cfg_f[li] / (1 + xb);
+                norm += g[li] * g[li];
+            }
+            e = log(s->cfg_perf / perf) - log((1 + xn) / (1 + xb));
+            for (unsigned li = 0; li < NLEV; li++) {
+                double step = p->o.learn_rate * e * g[li] / norm;
+
+                s->dsens[li] += li == 0 ? s0 * step : step;
+            }
+        }
+    }
+    memcpy(s->cfg_f, f, sizeof(s->cfg_f));
+    s->cfg_perf = perf;
+    s->cfg_valid = true;
+}
+
+static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned n)
+{
+    unsigned ncpus = corun_topo_ncpus(p->topo), nd[NLEV];
+    double *sum[NLEV] = {0};
+    unsigned *cnt = calloc(ncpus ? ncpus : 1, sizeof(*cnt)), *members[NLEV] = {0};
+    int err = -ENOMEM;
+
+    if (!cnt)
+        return -ENOMEM;
+    for (unsigned li = 0; li < NLEV; li++) {
+        nd[li] = corun_topo_ndomains(p->topo, levels[li]);
+        sum[li] = calloc((nd[li] ? nd[li] : 1) * (li == 0 ? NCLS : 1), sizeof(double));
+        members[li] = calloc(nd[li] ? nd[li] : 1, sizeof(unsigned));
+        if (!sum[li] || !members[li])
+            goto out_free;
+    }
+    for (unsigned k = 0; k < n; k++)
+        if (obs[k].cpu >= 0 && (unsigned)obs[k].cpu < ncpus)
+            cnt[obs[k].cpu]++;
+    for (unsigned k = 0; k < n; k++) {
+        const struct slot *s = &p->slots[obs[k].slot];
+
+        if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus)
+            continue;
+        for (unsigned li = 0; li < NLEV; li++) {
+            int d = dom_of(p, obs[k].cpu, li, NULL);
+            double pr, se, ms, s0, p0;
+
+            if (d < 0)
+                continue;
+            if (li == 0) {
+                core_mult(s, &ms, &pr, &s0, &p0);
+                sum[0][(size_t)d * NCLS + cls_idx(slot_class(s))] += pr / cnt[obs[k].cpu];
+            } else {
+                slot_ps(s, li, &pr, &se);
+                sum[li][d] += pr / cnt[obs[k].cpu];
+            }
+            members[li][d]++;
+        }
+    }
+    for (unsigned k = 0; k < n; k++) {
+        struct slot *s = &p->slots[obs[k].slot];
+        double f[NLEV];
+
+        if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus)
+            continue;
+        features(p, obs, n, k, sum, (const unsigned *const *)members, cnt, f);
+        settle(p, s, f);
+    }
+    err = 0;
+out_free:
+    for (unsigned li = 0; li < NLEV; li++) {
+        free(sum[li]);
+        free(members[li]);
+    }
+    free(cnt);
+    return err;
+}
+
+int corun_profiler_update(struct corun_profiler *p, const struct corun_profile_obs *obs,
+                          unsigned n)
+{
+    int err = 0;
+
+    for (unsigned k = 0; k < n; k++)
+        if (obs[k].slot >= p->nslots || !obs[k].cur)
+            return -EINVAL;
+    for (unsigned k = 0; k < n; k++)
+        observe(p, &p->slots[obs[k].slot], &obs[k]);
+    if (p->o.learn_rate > 0)
+        err = learn(p, obs, n);
+    for (unsigned i = 0; i < p->nslots; i++) {
+        struct slot *s = &p->slots[i];
+
+        for (unsigned li = 0; li < NLEV; li++) {
+            double pr, se;
+
+            s->dpress[li] *= 1.0 - p->o.prior_pull;
+            s->dsens[li] *= 1.0 - p->o.prior_pull;
+            /* Keep offsets where they still move the clamped value. */
+            slot_ps(s, li, &pr, &se);
+            corun_profile_prior(slot_class(s), levels[li], &pr, &se);
+            s->dpress[li] = clampd(s->dpress[li], -pr, 4 - pr);
+            /* A lesson moves a sensitivity within half to twice its class
+             * prior: few co-run changes teach it, noisily, and a collapse
+             * to zero (or a blow-up) misleads placement more than the
+             * prior's error does. */
+            s->dsens[li] = clampd(s->dsens[li], -0.5 * se, se);
+        }
+        refresh_profile(s);
+    }
+    return err;
+}
+
+const struct corun_task_profile *corun_profiler_get(const struct corun_profiler *p, unsigned slot)
+{
+    return slot < p->nslots ? &p->slots[slot].prof : NULL;
+}
+
+double corun_profiler_observed_slowdown(const struct corun_profiler *p, unsigned slot)
+{
+    return slot < p->nslots ? p->slots[slot].x_obs : NAN;
+}

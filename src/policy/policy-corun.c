@@ -1,0 +1,717 @@
+/*
+ * policy-corun.c — `corun`: interference-aware placement from learned
+ * pressure and sensitivity, frequency- and capacity-aware. The default.
+ *
+ * What it does, in four steps on the predictor of policy-model.c:
+ *  1. Slots. It picks which CPUs will hold tasks: every core's first thread
+ *     before any second one, faster CPU kinds first, balanced across domains
+ *     (the spread order), wrapping when tasks outnumber CPUs.
+ *  2. Hierarchy. From the outermost level that splits the machine (memory
+ *     domains, then LLCs, then L2 clusters) it deals tasks to the children of
+ *     each domain, as many as their slots: most intense first, each to the
+ *     child where its predicted weighted speed, minus the damage it would do
+ *     to the tasks already there, is highest — pressure balanced against
+ *     sensitivity, and the faster children going to the tasks that gain most
+ *     from a faster clock (a low memory share).
+ *  3. SMT. Inside a domain whose children are cores, it chooses which tasks
+ *     share a core by a minimum-weight matching on predicted pair slowdown
+ *     (exact by dynamic programming up to 14 tasks, greedy plus pair
+ *     exchanges beyond); the tasks left unmatched — the SMT-adverse ones, when
+ *     that helps — get a core of their own.
+ *  4. Local search on the predicted objective (weighted STP minus a move
+ *     cost per task moved from where it runs now), from the constructed
+ *     placement and, when every task is placed, from the current one; the
+ *     better wins, which is the hysteresis: a plan that does not beat the
+ *     current placement by the move cost keeps it.
+ *
+ * Source: ours. It combines the cache/memory-domain balancing of
+ * Distributed Intensity (Zhuravlev et al., ASPLOS 2010), the SMT symbiosis of
+ * SOS (Snavely & Tullsen, ASPLOS 2000) and of Feliu et al. (HPCA 2016), who
+ * pair by matching on predicted interference, with a pressure/sensitivity
+ * model in the spirit of Bubble-Up (Mars et al., MICRO 2011) learned online
+ * from counters.
+ *
+ * Works well: mixed and adversarial mixes on machines with SMT, several LLCs
+ * or memory domains, or hybrid cores — wherever who sits next to whom
+ * matters and the profiles have seen enough co-runs.
+ * Works badly: before it has learned (it starts from class priors, which can
+ * be wrong for a given task); tasks whose phases change faster than the
+ * engine's interval; effects it does not model (turbo lost by waking a
+ * package, data shared between tasks, interference by unmanaged processes).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy-internal.h"
+
+#define CORUN_DP_MAX 14
+#define CORUN_RESTART_MAX 24 /* tasks: random restarts of the local search up to this */
+#define CORUN_RESTARTS 4
+#define P(pm, i, li) ((pm)->press[(i) * CORUN__PM_NLEV + (li)])
+#define S(pm, i, li) ((pm)->sens[(i) * CORUN__PM_NLEV + (li)])
+#define DOM(pm, c, li) ((pm)->dom[(c) * CORUN__PM_NLEV + (li)])
+
+struct ctx {
+    const struct corun__pm *pm;
+    unsigned *slots; /* tasks per CPU the plan will hold */
+    int *cpu;        /* the plan being built */
+    int err;
+};
+
+/* ---- step 1: slots ---------------------------------------------------------- */
+
+static int pick_slots(struct ctx *cx)
+{
+    const struct corun__pm *pm = cx->pm;
+    unsigned *order, n, k = 0;
+    int err = corun__cpus_spread(pm->topo, &order, &n);
+
+    if (err)
+        return err;
+    /* Stable by capacity within the spread order's SMT ranks: a fast core's
+     * first thread before a slow one's, a slow core before a second thread. */
+    for (unsigned i = 1; i < n; i++) {
+        unsigned c = order[i], j = i;
+        unsigned rc = corun_topo_cpu(pm->topo, c)->smt_rank;
+
+        while (j > 0) {
+            unsigned p = order[j - 1];
+            unsigned rp = corun_topo_cpu(pm->topo, p)->smt_rank;
+
+            if (rp < rc || (rp == rc && pm->cap[p] >= pm->cap[c] - 1e-9))
+                break;
+            order[j] = p;
+            j--;
+        }
+        order[j] = c;
+    }
+    for (unsigned t = 0; t < pm->n; t++)
+        cx->slots[order[k++ % n]]++;
+    free(order);
+    return 0;
+}
+
+/* ---- step 3: SMT pairing ---------------------------------------------------- */
+
+/*
+ * Exact minimum-weight choice of @npairs pairs among @nt tasks (the rest
+ * alone) by dynamic programming over subsets: the lowest task left is either
+ * alone or paired with another. @cost is nt*nt. Pairs go to @mate (-1 alone).
+ */
+static int match_exact(const double *cost, unsigned nt, unsigned npairs, int *mate)
+{
+    unsigned nsingle = nt - 2 * npairs, full = (1u << nt) - 1;
+    size_t states = (size_t)(full + 1) * (nsingle + 1);
+    double *dp = malloc(states * sizeof(*dp));
+    signed char *choice = malloc(states);
+
+    if (!dp || !choice) {
+        free(dp);
+        free(choice);
+        return -ENOMEM;
+    }
+    /* dp[mask][s]: least cost to finish the tasks in mask with s singles
+     * still allowed; iterate masks by increasing size (subsets first). */
+    for (unsigned mask = 0; mask <= full; mask++) {
+        for (unsigned s = 0; s <= nsingle; s++) {
+            size_t at = (size_t)mask * (nsingle + 1) + s;
+            unsigned i, rest;
+            double best = INFINITY;
+            int bc = -2;
+
+            if (!mask) {
+                dp[at] = s == 0 ? 0 : INFINITY;
+                choice[at] = -2;
+                continue;
+            }
+            i = (unsigned)__builtin_ctz(mask);
+            rest = mask & ~(1u << i);
+            if (s > 0 && dp[(size_t)rest * (nsingle + 1) + s - 1] < best) {
+                best = dp[(size_t)rest * (nsingle + 1) + s - 1];
+                bc = -1;
+            }
+            for (unsigned j = i + 1; j < nt; j++) {
+                double v;
+
+                if (!(rest & (1u << j)))
+                    continue;
+                v = cost[i * nt + j] + dp[(size_t)(rest & ~(1u << j)) * (nsingle + 1) + s];
+                if (v < best) {
+                    best = v;
+                    bc = (int)j;
+                }
+            }
+            dp[at] = best;
+            choice[at] = (signed char)bc;
+        }
+    }
+    for (unsigned mask = full, s = nsingle; mask;) {
+        unsigned i = (unsigned)__builtin_ctz(mask);
+        int c = choice[(size_t)mask * (nsingle + 1) + s];
+
+        mask &= ~(1u << i);
+        if (c == -1) {
+            mate[i] = -1;
+            s--;
+        } else {
+            mate[i] = c;
+            mate[c] = (int)i;
+            mask &= ~(1u << (unsigned)c);
+        }
+    }
+    free(dp);
+    free(choice);
+    return 0;
+}
+
+struct pair_c {
+    double cost;
+    unsigned a, b;
+};
+
+static int by_cost(const void *x, const void *y)
+{
+    const struct pair_c *p = x, *q = y;
+
+    if (p->cost != q->cost)
+        return p->cost < q->cost ? -1 : 1;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* Greedy: cheapest pairs first, then exchanges between two pairs and
+ * between a pair and a single until none helps (bounded passes). */
+static int match_greedy(const double *cost, unsigned nt, unsigned npairs, int *mate)
+{
+    size_t np = (size_t)nt * (nt - 1) / 2, k = 0;
+    struct pair_c *pc = malloc((np ? np : 1) * sizeof(*pc));
+    unsigned made = 0;
+
+    if (!pc)
+        return -ENOMEM;
+    for (unsigned a = 0; a < nt; a++)
+        for (unsigned b = a + 1; b < nt; b++)
+            pc[k++] = (struct pair_c){cost[a * nt + b], a, b};
+    qsort(pc, np, sizeof(*pc), by_cost);
+    for (unsigned i = 0; i < nt; i++)
+        mate[i] = -1;
+    for (size_t i = 0; i < np && made < npairs; i++)
+        if (mate[pc[i].a] < 0 && mate[pc[i].b] < 0) {
+            mate[pc[i].a] = (int)pc[i].b;
+            mate[pc[i].b] = (int)pc[i].a;
+            made++;
+        }
+    free(pc);
+    for (unsigned pass = 0; pass < 8; pass++) {
+        bool improved = false;
+
+        for (unsigned a = 0; a < nt; a++) {
+            int b = mate[a];
+
+            if (b < 0 || (unsigned)b < a)
+                continue;
+            for (unsigned c = 0; c < nt; c++) {
+                int d = mate[c];
+                double now, alt1, alt2;
+
+                if (c == a || (int)c == b)
+                    continue;
+                if (d < 0) { /* c alone: try c in place of a, or of b */
+                    now = cost[a * nt + b];
+                    alt1 = cost[c * nt + b];
+                    alt2 = cost[a * nt + c];
+                    if (alt1 < now - 1e-12 && alt1 <= alt2) {
+                        mate[c] = b, mate[b] = (int)c, mate[a] = -1;
+                        improved = true;
+                        break;
+                    }
+                    if (alt2 < now - 1e-12) {
+                        mate[c] = (int)a, mate[a] = (int)c, mate[b] = -1;
+                        b = (int)c;
+                        improved = true;
+                    }
+                    continue;
+                }
+                if ((unsigned)d < c)
+                    continue;
+                now = cost[a * nt + b] + cost[c * nt + d];
+                alt1 = cost[a * nt + c] + cost[b * nt + d];
+                alt2 = cost[a * nt + d] + cost[b * nt + c];
+                if (alt1 < now - 1e-12 && alt1 <= alt2) {
+                    mate[a] = (int)c, mate[c] = (int)a, mate[b] = d, mate[d] = b;
+                    b = (int)c;
+                    improved = true;
+                } else if (alt2 < now - 1e-12) {
+                    mate[a] = d, mate[d] = (int)a, mate[b] = (int)c, mate[c] = b;
+                    b = d;
+                    improved = true;
+                }
+            }
+        }
+        if (!improved)
+            break;
+    }
+    return 0;
+}
+
+static int by_cap_desc(const void *x, const void *y, void *arg)
+{
+    const struct corun__pm *pm = arg;
+    unsigned a = *(const unsigned *)x, b = *(const unsigned *)y;
+
+    if (pm->cap[a] != pm->cap[b])
+        return pm->cap[a] > pm->cap[b] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/*
+ * Places @tasks on the cores @cores (one representative CPU each: its first
+ * usable PU) whose slot counts are 1 or 2: pairs by matching, singles alone,
+ * the faster cores to the singles that gain most. Returns 0 or -ENOMEM.
+ */
+static int place_cores(struct ctx *cx, const unsigned *tasks, unsigned nt, unsigned *cores,
+                       unsigned ncores)
+{
+    const struct corun__pm *pm = cx->pm;
+    unsigned *pairc = NULL, *singc = NULL, npc = 0, nsc = 0, *singles = NULL, ns = 0;
+    double *cost = NULL;
+    int *mate = NULL, err = -ENOMEM;
+
+    pairc = malloc((ncores + 1) * sizeof(*pairc));
+    singc = malloc((ncores + 1) * sizeof(*singc));
+    singles = malloc((nt + 1) * sizeof(*singles));
+    cost = malloc(((size_t)nt * nt + 1) * sizeof(*cost));
+    mate = malloc((nt + 1) * sizeof(*mate));
+    if (!pairc || !singc || !singles || !cost || !mate)
+        goto out_free;
+    npc = nsc = 0;
+    for (unsigned k = 0; k < ncores; k++) {
+        unsigned q = 0;
+        const struct corun_topo_domain *d =
+            corun_topo_domain(pm->topo, CORUN_LEVEL_CORE, (unsigned)DOM(pm, cores[k], 0));
+
+        for (unsigned j = 0; j < d->ncpus; j++)
+            q += cx->slots[d->cpus[j]];
+        if (q >= 2)
+            pairc[npc++] = cores[k];
+        else if (q == 1)
+            singc[nsc++] = cores[k];
+    }
+    if (2 * npc + nsc != nt) { /* slots and tasks disagree: cannot happen */
+        err = -EINVAL;
+        goto out_free;
+    }
+    qsort_r(singc, nsc, sizeof(*singc), by_cap_desc, (void *)pm);
+    {
+        /* Pair costs on a representative paired core (the first). */
+        unsigned c0 = npc ? pairc[0] : 0, c1 = c0;
+
+        if (npc) {
+            const struct corun_topo_domain *d =
+                corun_topo_domain(pm->topo, CORUN_LEVEL_CORE, (unsigned)DOM(pm, c0, 0));
+
+            for (unsigned j = 0; j < d->ncpus; j++)
+                if (d->cpus[j] != c0 && corun_topo_cpu(pm->topo, d->cpus[j])->usable) {
+                    c1 = d->cpus[j];
+                    break;
+                }
+        }
+        for (unsigned a = 0; a < nt; a++)
+            for (unsigned b = 0; b < nt; b++)
+                cost[a * nt + b] =
+                    a == b ? 0 : corun__pm_pair_cost(pm, tasks[a], tasks[b], c0, c1);
+    }
+    err = nt <= CORUN_DP_MAX ? match_exact(cost, nt, npc, mate)
+                             : match_greedy(cost, nt, npc, mate);
+    if (err)
+        goto out_free;
+    /* Pairs to paired cores, each task on its own thread of the core. */
+    {
+        unsigned pk = 0;
+
+        for (unsigned a = 0; a < nt; a++) {
+            const struct corun_topo_domain *d;
+            unsigned put = 0;
+
+            if (mate[a] < 0) {
+                singles[ns++] = tasks[a];
+                continue;
+            }
+            if ((unsigned)mate[a] < a)
+                continue;
+            d = corun_topo_domain(pm->topo, CORUN_LEVEL_CORE, (unsigned)DOM(pm, pairc[pk], 0));
+            for (unsigned j = 0; j < d->ncpus && put < 2; j++)
+                if (corun_topo_cpu(pm->topo, d->cpus[j])->usable)
+                    cx->cpu[put++ ? tasks[mate[a]] : tasks[a]] = (int)d->cpus[j];
+            if (put < 2) /* one usable thread only: share it */
+                cx->cpu[tasks[mate[a]]] = cx->cpu[tasks[a]];
+            pk++;
+        }
+    }
+    /* Singles: the most compute-bound on the fastest cores. */
+    for (unsigned i = 1; i < ns; i++) {
+        unsigned t = singles[i], j = i;
+
+        while (j > 0 && pm->mf[singles[j - 1]] > pm->mf[t]) {
+            singles[j] = singles[j - 1];
+            j--;
+        }
+        singles[j] = t;
+    }
+    for (unsigned i = 0; i < ns; i++)
+        cx->cpu[singles[i]] = (int)singc[i];
+    err = 0;
+out_free:
+    free(pairc);
+    free(singc);
+    free(singles);
+    free(cost);
+    free(mate);
+    return err;
+}
+
+/* ---- step 2: the hierarchy -------------------------------------------------- */
+
+struct child {
+    unsigned *cpus, ncpus;
+    unsigned quota, taken;
+    double cap;                     /* mean capacity of its slots */
+    bool impl[CORUN__PM_NLEV];      /* levels its tasks all share */
+    double psum[CORUN__PM_NLEV];    /* pressure placed there so far */
+    double ssum[CORUN__PM_NLEV];    /* weighted sensitivity placed there */
+    unsigned *tasks, ntasks;
+};
+
+struct keyed {
+    unsigned t;
+    double key;
+};
+
+static int by_key(const void *x, const void *y)
+{
+    const struct keyed *a = x, *b = y;
+
+    if (a->key != b->key)
+        return a->key > b->key ? -1 : 1;
+    return a->t < b->t ? -1 : a->t > b->t;
+}
+
+static int distribute(struct ctx *cx, unsigned *cpus, unsigned ncpus, unsigned *tasks,
+                      unsigned nt);
+
+/* Whether all of @cpus share one domain at level index @li (and it exists). */
+static bool share_all(const struct corun__pm *pm, const unsigned *cpus, unsigned n, unsigned li)
+{
+    int d = DOM(pm, cpus[0], li);
+
+    if (d < 0)
+        return false;
+    for (unsigned i = 1; i < n; i++)
+        if (DOM(pm, cpus[i], li) != d)
+            return false;
+    return true;
+}
+
+/* Whether all CPUs of @c are in one NUMA node. */
+static bool share_all_node(const struct corun__pm *pm, const struct child *c)
+{
+    for (unsigned i = 1; i < c->ncpus; i++)
+        if (pm->node[c->cpus[i]] != pm->node[c->cpus[0]])
+            return false;
+    return true;
+}
+
+/* A greedy deal of @tasks to @ch by predicted gain minus damage. */
+static void deal(struct ctx *cx, struct child *ch, unsigned nch, unsigned *tasks, unsigned nt)
+{
+    const struct corun__pm *pm = cx->pm;
+    struct keyed *order = malloc((nt ? nt : 1) * sizeof(*order));
+
+    if (!order) {
+        cx->err = -ENOMEM;
+        return;
+    }
+    for (unsigned i = 0; i < nt; i++) {
+        double key = 0;
+
+        for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
+            key += P(pm, tasks[i], li) + S(pm, tasks[i], li);
+        order[i] = (struct keyed){tasks[i], key};
+    }
+    qsort(order, nt, sizeof(*order), by_key);
+    for (unsigned i = 0; i < nt; i++) {
+        unsigned t = order[i].t;
+        double best = -INFINITY;
+        int bk = -1;
+
+        for (unsigned k = 0; k < nch; k++) {
+            struct child *c = &ch[k];
+            double x = 0, damage = 0, cf, v;
+
+            if (c->taken >= c->quota)
+                continue;
+            /* Tasks time-sharing a CPU press 1/k of the time each. */
+            double share = c->quota > c->ncpus ? (double)c->quota / c->ncpus : 1.0;
+
+            for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
+                if (!c->impl[li])
+                    continue;
+                double sc = corun__pm_scale(pm, c->cpus[0], li);
+
+                x += S(pm, t, li) * corun__pm_dmg(li, c->psum[li] / share, sc);
+                damage += c->ssum[li] / share *
+                          (corun__pm_dmg(li, (c->psum[li] + P(pm, t, li)) / share, sc) -
+                           corun__pm_dmg(li, c->psum[li] / share, sc));
+            }
+            /* Away from its memory: remote latency on its stalls. */
+            if (pm->home[t] >= 0 && pm->node[c->cpus[0]] >= 0 &&
+                share_all_node(pm, c) && pm->node[c->cpus[0]] != pm->home[t])
+                x += pm->mf[t] * (CORUN__PM_REMOTE - 1);
+            cf = c->cap >= 0.999 ? 1.0 : 1.0 / ((1.0 - pm->mf[t]) / c->cap + pm->mf[t]);
+            v = pm->w[t] * cf / (1.0 + x) / share - damage;
+            if (v > best + 1e-12) {
+                best = v;
+                bk = (int)k;
+            }
+        }
+        ch[bk].tasks[ch[bk].ntasks++] = t;
+        ch[bk].taken++;
+        for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
+            ch[bk].psum[li] += P(pm, t, li);
+            ch[bk].ssum[li] += pm->w[t] * S(pm, t, li);
+        }
+    }
+    free(order);
+}
+
+/* The tasks of a single core (or of CPUs no level splits): round-robin over
+ * its usable CPUs by their slots. */
+static void leaf(struct ctx *cx, const unsigned *cpus, unsigned ncpus, const unsigned *tasks,
+                 unsigned nt)
+{
+    unsigned k = 0;
+
+    for (unsigned round = 0; k < nt; round++) {
+        bool any = false;
+
+        for (unsigned i = 0; i < ncpus && k < nt; i++)
+            if (cx->slots[cpus[i]] > round) {
+                cx->cpu[tasks[k++]] = (int)cpus[i];
+                any = true;
+            }
+        if (!any) /* more tasks than slots: cannot happen, but stay total */
+            for (unsigned i = 0; i < ncpus && k < nt; i++)
+                cx->cpu[tasks[k++]] = (int)cpus[i];
+    }
+}
+
+static int distribute(struct ctx *cx, unsigned *cpus, unsigned ncpus, unsigned *tasks,
+                      unsigned nt)
+{
+    const struct corun__pm *pm = cx->pm;
+    struct child *ch = NULL;
+    unsigned nch = 0, *cbuf = NULL, *tbuf = NULL;
+    int split = -1, err = 0;
+    bool cores = true, pairable = true;
+
+    if (!nt)
+        return 0;
+    for (int li = CORUN__PM_NLEV - 1; li >= 0 && split < 0; li--)
+        for (unsigned i = 1; i < ncpus; i++)
+            if (DOM(pm, cpus[i], li) != DOM(pm, cpus[0], li)) {
+                split = li;
+                break;
+            }
+    if (split < 0) {
+        leaf(cx, cpus, ncpus, tasks, nt);
+        return 0;
+    }
+    ch = calloc(ncpus, sizeof(*ch));
+    cbuf = malloc(ncpus * sizeof(*cbuf));
+    tbuf = malloc(nt * sizeof(*tbuf));
+    if (!ch || !cbuf || !tbuf) {
+        err = -ENOMEM;
+        goto out_free;
+    }
+    /* Children: CPUs grouped by their domain at @split, first-seen order. */
+    {
+        unsigned fill = 0;
+        bool *done = calloc(ncpus, sizeof(*done));
+
+        if (!done) {
+            err = -ENOMEM;
+            goto out_free;
+        }
+        for (unsigned i = 0; i < ncpus; i++) {
+            struct child *c;
+            double capsum = 0;
+            unsigned nslots = 0;
+
+            if (done[i])
+                continue;
+            c = &ch[nch++];
+            c->cpus = cbuf + fill;
+            for (unsigned j = i; j < ncpus; j++)
+                if (!done[j] && DOM(pm, cpus[j], split) == DOM(pm, cpus[i], split)) {
+                    done[j] = true;
+                    c->cpus[c->ncpus++] = cpus[j];
+                    c->quota += cx->slots[cpus[j]];
+                    capsum += pm->cap[cpus[j]] * cx->slots[cpus[j]];
+                    nslots += cx->slots[cpus[j]];
+                }
+            fill += c->ncpus;
+            c->cap = nslots ? capsum / nslots : 1.0;
+            for (unsigned li = 0; li <= (unsigned)split; li++)
+                c->impl[li] = share_all(pm, c->cpus, c->ncpus, li);
+            if (!share_all(pm, c->cpus, c->ncpus, 0))
+                cores = false;
+            if (c->quota > 2)
+                pairable = false;
+        }
+        free(done);
+    }
+    if (cores && pairable) {
+        /* Children are cores with at most two slots: SMT matching. */
+        unsigned *reps = malloc(nch * sizeof(*reps)), nreps = 0;
+
+        if (!reps) {
+            err = -ENOMEM;
+            goto out_free;
+        }
+        for (unsigned k = 0; k < nch; k++)
+            if (ch[k].quota)
+                reps[nreps++] = ch[k].cpus[0];
+        err = place_cores(cx, tasks, nt, reps, nreps);
+        free(reps);
+        goto out_free;
+    }
+    {
+        unsigned fill = 0;
+
+        for (unsigned k = 0; k < nch; k++) {
+            ch[k].tasks = tbuf + fill;
+            fill += ch[k].quota;
+        }
+    }
+    deal(cx, ch, nch, tasks, nt);
+    for (unsigned k = 0; k < nch && !cx->err && !err; k++)
+        err = distribute(cx, ch[k].cpus, ch[k].ncpus, ch[k].tasks, ch[k].ntasks);
+out_free:
+    free(ch);
+    free(cbuf);
+    free(tbuf);
+    return err ? err : cx->err;
+}
+
+/* ---- the policy ------------------------------------------------------------- */
+
+static bool all_placed(const struct corun_snapshot *snap)
+{
+    for (unsigned i = 0; i < snap->ntasks; i++) {
+        const struct corun_topo_cpu *c;
+
+        if (snap->tasks[i].cpu < 0)
+            return false;
+        c = corun_topo_cpu(snap->topo, (unsigned)snap->tasks[i].cpu);
+        if (!c || !c->usable)
+            return false;
+    }
+    return true;
+}
+
+/* Budget of the local search, in task recomputations: enough for the
+ * systematic search of fixture-sized cases, bounded so that 2048 tasks on
+ * 512 CPUs stay well within 20 ms (about 30 ns per recomputation). */
+static uint64_t search_budget(unsigned n)
+{
+    uint64_t b = 2000ull * n + 100000;
+
+    return b > 300000 ? 300000 : b;
+}
+
+static int corun_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    struct corun__pm pm;
+    struct ctx cx = {0};
+    unsigned n = snap->ntasks, *cpus = NULL, ncpus, *tasks = NULL;
+    int *cur = NULL, *alt = NULL, err;
+    double obj, obj_alt;
+
+    if (!n)
+        return 0;
+    err = corun__pm_init(&pm, snap);
+    if (err)
+        return err;
+    cx.pm = &pm;
+    cx.cpu = plan->cpu;
+    cx.slots = calloc(pm.ncpus, sizeof(*cx.slots));
+    tasks = malloc(n * sizeof(*tasks));
+    cur = malloc(n * sizeof(*cur));
+    alt = malloc(n * sizeof(*alt));
+    if (!cx.slots || !tasks || !cur || !alt) {
+        err = -ENOMEM;
+        goto out_free;
+    }
+    err = pick_slots(&cx);
+    if (!err)
+        err = corun__cpus_dense(snap->topo, &cpus, &ncpus);
+    if (err)
+        goto out_free;
+    for (unsigned i = 0; i < n; i++) {
+        tasks[i] = i;
+        cur[i] = snap->tasks[i].cpu;
+        plan->cpu[i] = -1;
+    }
+    err = distribute(&cx, cpus, ncpus, tasks, n);
+    if (err)
+        goto out_free;
+    obj = corun__search(&pm, plan->cpu, cur, snap->move_cost, snap->seed,
+                        search_budget(n));
+    if (all_placed(snap)) {
+        memcpy(alt, cur, n * sizeof(*alt));
+        obj_alt = corun__search(&pm, alt, cur, snap->move_cost, snap->seed ^ 1,
+                                search_budget(n));
+        if (obj_alt > obj) {
+            memcpy(plan->cpu, alt, n * sizeof(*alt));
+            obj = obj_alt;
+        }
+    }
+    /* Small cases: a few seeded random restarts too. Turbo couples every
+     * core of a package, so one-move-at-a-time search has local optima
+     * (consolidating two tasks onto one core takes two moves). */
+    for (unsigned r = 0; n <= CORUN_RESTART_MAX && n <= ncpus && r < CORUN_RESTARTS; r++) {
+        uint64_t rng = snap->seed ^ (0xc0ffee + r);
+
+        for (unsigned i = ncpus; i > 1; i--) {
+            unsigned j = corun__rand_below(&rng, i), t = cpus[i - 1];
+
+            cpus[i - 1] = cpus[j];
+            cpus[j] = t;
+        }
+        for (unsigned i = 0; i < n; i++)
+            alt[i] = (int)cpus[i];
+        obj_alt = corun__search(&pm, alt, cur, snap->move_cost, rng, search_budget(n));
+        if (obj_alt > obj + 1e-9) {
+            memcpy(plan->cpu, alt, n * sizeof(*alt));
+            obj = obj_alt;
+        }
+    }
+    err = 0;
+out_free:
+    corun__pm_release(&pm);
+    free(cx.slots);
+    free(tasks);
+    free(cur);
+    free(alt);
+    free(cpus);
+    return err;
+}
+
+const struct corun_policy corun__policy_corun = {
+    .name = "corun",
+    .summary = "learned pressure vs sensitivity: domains, SMT matching, local search (default)",
+    .place = corun_place,
+};

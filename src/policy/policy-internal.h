@@ -1,0 +1,196 @@
+/*
+ * policy-internal.h — what the policies of src/policy/ share: the usable CPUs
+ * in spread and pack orders, a seeded random generator, the interference
+ * predictor over a snapshot (struct corun__pm) and the local search that
+ * improves a placement on the predicted objective.
+ *
+ * Everything here is pure: it reads the snapshot and the topology, allocates,
+ * and computes. No I/O, no clock, no global state.
+ */
+#ifndef CORUN_POLICY_INTERNAL_H
+#define CORUN_POLICY_INTERNAL_H
+
+#include "corun/policy.h"
+
+/* The levels at which the predictor models sharing, innermost first. */
+#define CORUN__PM_NLEV 4
+extern const enum corun_level corun__pm_levels[CORUN__PM_NLEV];
+
+/* Classes of the core-level table: the five of policy.h and "unknown". */
+#define CORUN__PM_NCLS (CORUN_NCLASSES + 1)
+
+/* splitmix64: small, good enough for tie-breaking and sampling. */
+static inline uint64_t corun__rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static inline unsigned corun__rand_below(uint64_t *s, unsigned n)
+{
+    return n ? (unsigned)(corun__rand(s) % n) : 0;
+}
+
+/*
+ * The usable CPUs of @topo in "spread" order: one CPU per core before any
+ * second sibling, and consecutive CPUs in different NUMA nodes, then L3, then
+ * L2 domains, as Linux's load balancer would fill an idle machine. malloc'd
+ * into *@out (count in *@n). 0, -ENOMEM, or -ENOSPC without a usable CPU.
+ */
+int corun__cpus_spread(const struct corun_topo *topo, unsigned **out, unsigned *n);
+/* The usable CPUs in dense (hwloc logical) order: siblings, then cores, then
+ * caches adjacent. Same returns. */
+int corun__cpus_dense(const struct corun_topo *topo, unsigned **out, unsigned *n);
+
+/* The predictor: per-task features resolved from a snapshot. */
+struct corun__pm {
+    const struct corun_topo *topo;
+    unsigned n, ncpus;
+    double *press, *sens; /* n * CORUN__PM_NLEV, row per task */
+    double *w;            /* weight */
+    double *mf;           /* memory-stall share of its time, 0..1 */
+    double *cap;          /* per CPU relative capacity, 1 the fastest */
+    int *dom;             /* ncpus * CORUN__PM_NLEV: domain of a CPU per level, -1 none */
+    double *scale;        /* ncpus * CORUN__PM_NLEV: weight of neighbour pressure there */
+    unsigned ndom[CORUN__PM_NLEV];
+    bool hybrid;          /* CPUs differ in capacity */
+    /* The core level is pairwise by class (corun_profile_core_pair()): */
+    unsigned *cls;        /* class index per task, CORUN__PM_NCLS - 1 for unknown */
+    double *ms, *mp;      /* core sensitivity and pressure over their class prior */
+    int *home;            /* memory node per task (NUMA domain index), -1 unknown */
+    int *node;            /* NUMA node of each CPU (not the model's domain), -1 */
+    /* Turbo: a package clocks lower the more of its cores are busy. */
+    int *pkg, *core;      /* package and core of each CPU, -1 */
+    unsigned *pkg_cores;  /* cores per package */
+    unsigned npkg, ncore;
+    double pair[CORUN__PM_NCLS][CORUN__PM_NCLS];
+};
+
+int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap);
+void corun__pm_release(struct corun__pm *pm);
+
+/* Damage at level index @li from neighbour pressure @p with the domain's
+ * weight @sc (corun__share_dom): inside phi for memory, outside for caches. */
+static inline double corun__pm_dmg(unsigned li, double p, double sc);
+
+/* phi_l: how neighbour pressure P at level index @li turns into damage.
+ * Caches: the share a victim loses, P/(1+P) (shares go by insertion rate),
+ * squared: misses grow exponentially as a working set loses its cache, so
+ * losing half of a big cache costs far less than half of losing it all. */
+static inline double corun__pm_phi(unsigned li, double p)
+{
+    /* Core (pipeline) and memory domain add up; caches saturate: one can
+     * lose at most the whole cache. */
+    if (li == 1 || li == 2)
+        return p * p / ((1.0 + p) * (1.0 + p));
+    return p;
+}
+
+static inline double corun__pm_dmg(unsigned li, double p, double sc)
+{
+    if (li == 1 || li == 2)
+        return sc * p * p / ((1.0 + p) * (1.0 + p));
+    return sc * p;
+}
+
+/* Weight of neighbour pressure at level index @li for CPU @c. */
+static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, unsigned li)
+{
+    return pm->scale[c * CORUN__PM_NLEV + li];
+}
+
+/* Core-level extra time of task @i from @csum, the per-class pressure sums
+ * of its core (its own share @own_mp included there and removed here). */
+static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, const double *csum,
+                                      double own_mp)
+{
+    const double *row = pm->pair[pm->cls[i]];
+    double x = 0;
+
+    for (unsigned k = 0; k < CORUN__PM_NCLS; k++)
+        x += row[k] * (csum[k] - (k == pm->cls[i] ? own_mp : 0));
+    return x > 0 ? pm->ms[i] * x : 0;
+}
+
+/* Memory latency off the home node: 1.3-1.7x in SIMULATOR.md, as in
+ * measured two-socket machines. */
+#define CORUN__PM_REMOTE 1.5
+
+/* Memory domain whose pressure task @i feels and adds to on CPU @c: its
+ * home when known, else the CPU's. */
+static inline int corun__pm_memdom(const struct corun__pm *pm, unsigned i, unsigned c)
+{
+    return pm->home[i] >= 0 ? pm->home[i] : pm->dom[c * CORUN__PM_NLEV + 3];
+}
+
+/* Extra time of task @i on CPU @c from remote memory. */
+static inline double corun__pm_remote_x(const struct corun__pm *pm, unsigned i, unsigned c)
+{
+    return (pm->home[i] >= 0 && pm->node[c] >= 0 && pm->home[i] != pm->node[c])
+               ? pm->mf[i] * (CORUN__PM_REMOTE - 1)
+               : 0;
+}
+
+/* All-core turbo is 15-25% below 1-core turbo on server parts
+ * (SIMULATOR.md); the predictor takes the middle, linear in busy cores. */
+#define CORUN__PM_TURBO_DROP 0.2
+
+/* Relative clock of a package with @active of @cores cores busy. */
+static inline double corun__pm_turbo(unsigned active, unsigned cores)
+{
+    if (cores <= 1 || active <= 1)
+        return 1.0;
+    return 1.0 - CORUN__PM_TURBO_DROP * (double)(active - 1) / (cores - 1);
+}
+
+/* Speed factor of task @i on CPU @c from the CPU's capacity and its
+ * package's clock @g: only the compute part of its time scales. */
+static inline double corun__pm_cf(const struct corun__pm *pm, unsigned i, unsigned c, double g)
+{
+    double cap = pm->cap[c] * g, mf = pm->mf[i];
+
+    if (cap >= 0.999)
+        return 1.0;
+    return 1.0 / ((1.0 - mf) / cap + mf);
+}
+
+/*
+ * Predicted weighted STP of placement @cpu (-1 = unpinned: alone, speed 1),
+ * minus @move_cost for each task whose CPU differs from @cur (NULL: none).
+ * Speeds go to @speed when not NULL. -ENOMEM as a negative value.
+ */
+double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed);
+
+/* Predicted pair cost of tasks @a and @b sharing one SMT core (and whatever
+ * the core's siblings share below the core's L2): the loss of weighted speed
+ * against each running alone there. */
+double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, unsigned cpu_a,
+                           unsigned cpu_b);
+
+/*
+ * corun__search() - improves placement @cpu in place by local search on the
+ * predicted objective (weighted STP minus @move_cost per task away from
+ * @cur[i] when @cur is not NULL): swaps of two tasks and moves to idle
+ * usable CPUs, candidates drawn from @seed, within a deterministic budget of
+ * about @budget evaluated task updates. Returns the final objective or a
+ * negative errno.
+ */
+double corun__search(const struct corun__pm *pm, int *cpu, const int *cur, double move_cost,
+                     uint64_t seed, uint64_t budget);
+
+/* Objective of @cpu as corun__search() counts it. */
+double corun__objective(const struct corun__pm *pm, const int *cpu, const int *cur,
+                        double move_cost);
+
+/* Policies of the registry. */
+extern const struct corun_policy corun__policy_linux;
+extern const struct corun_policy corun__policy_spread;
+extern const struct corun_policy corun__policy_pack;
+extern const struct corun_policy corun__policy_di;
+extern const struct corun_policy corun__policy_symbiotic;
+extern const struct corun_policy corun__policy_corun;
+
+#endif

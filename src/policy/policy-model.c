@@ -1,0 +1,445 @@
+/*
+ * policy-model.c — the interference predictor every contention-aware policy
+ * shares, and the CPU orders the simple ones use.
+ *
+ * The predictor turns a snapshot into flat per-task arrays (pressure and
+ * sensitivity at the core, L2, L3 and memory-domain levels; weight; share of
+ * time stalled on memory) and per-CPU arrays (capacity, domain at each level)
+ * so that evaluating a placement is a few passes over arrays. A task's
+ * predicted speed on CPU c is
+ *
+ *     cf(c) / (1 + sum_l sens[l] * phi_l(P_l - press[l])) / k(c)
+ *
+ * where P_l is the pressure summed over the tasks in c's domain at level l,
+ * cf(c) the speed the CPU's capacity gives a task with its memory share (a
+ * stalled cycle does not get shorter on a faster core), and k(c) the number
+ * of tasks time-sharing CPU c. Profiles give the figures; where one is NaN
+ * the class prior of corun/profile.h stands in.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corun/profile.h"
+#include "model/profile-internal.h"
+#include "policy/policy-internal.h"
+
+const enum corun_level corun__pm_levels[CORUN__PM_NLEV] = {
+    CORUN_LEVEL_CORE, CORUN_LEVEL_L2, CORUN_LEVEL_L3, CORUN_LEVEL_NUMA};
+
+int corun__cpus_dense(const struct corun_topo *topo, unsigned **out, unsigned *n)
+{
+    unsigned ncpus = corun_topo_ncpus(topo), k = 0;
+    unsigned *v = malloc((ncpus ? ncpus : 1) * sizeof(*v));
+
+    if (!v)
+        return -ENOMEM;
+    for (unsigned c = 0; c < ncpus; c++)
+        if (corun_topo_cpu(topo, c)->usable)
+            v[k++] = c;
+    if (!k) {
+        free(v);
+        return -ENOSPC;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+/*
+ * Interleaves @v[0..n) so that consecutive entries differ at the outermost
+ * level possible: split by the domain at corun__pm_levels[@li] (first
+ * appearance order), interleave each part one level down, then deal the parts
+ * round-robin. @tmp has room for n entries.
+ */
+static void interleave(const struct corun_topo *topo, unsigned *v, unsigned n, int li,
+                       unsigned *tmp)
+{
+    unsigned nparts = 0, *start, *len, *pos;
+    int *key;
+
+    if (n <= 1 || li < 0)
+        return;
+    key = malloc(n * sizeof(*key));
+    start = calloc(n, sizeof(*start));
+    len = calloc(n, sizeof(*len));
+    pos = calloc(n, sizeof(*pos));
+    if (!key || !start || !len || !pos)
+        goto out_free; /* leaves the order as it is: still a valid order */
+    /* Part of each entry, numbered by first appearance. */
+    for (unsigned i = 0; i < n; i++) {
+        int d = corun_topo_cpu(topo, v[i])->dom[corun__pm_levels[li]];
+        unsigned p;
+
+        for (p = 0; p < nparts; p++)
+            if (key[p] == d)
+                break;
+        if (p == nparts)
+            key[nparts++] = d;
+        pos[i] = p;
+        len[p]++;
+    }
+    for (unsigned p = 1; p < nparts; p++)
+        start[p] = start[p - 1] + len[p - 1];
+    {
+        unsigned *fill = calloc(nparts, sizeof(*fill));
+
+        if (!fill)
+            goto out_free;
+        for (unsigned i = 0; i < n; i++)
+            tmp[start[pos[i]] + fill[pos[i]]++] = v[i];
+        free(fill);
+    }
+    for (unsigned p = 0; p < nparts; p++)
+        interleave(topo, tmp + start[p], len[p], li - 1, v);
+    /* Deal round-robin from the parts (tmp) back into v. */
+    {
+        unsigned k = 0;
+
+        for (unsigned round = 0; k < n; round++)
+            for (unsigned p = 0; p < nparts; p++)
+                if (round < len[p])
+                    v[k++] = tmp[start[p] + round];
+    }
+out_free:
+    free(key);
+    free(start);
+    free(len);
+    free(pos);
+}
+
+int corun__cpus_spread(const struct corun_topo *topo, unsigned **out, unsigned *n)
+{
+    unsigned *v, *src, *tmp, k = 0, cnt, maxrank = 0;
+    int err;
+
+    err = corun__cpus_dense(topo, &v, &cnt);
+    if (err)
+        return err;
+    src = malloc(cnt * sizeof(*src));
+    tmp = malloc(cnt * sizeof(*tmp));
+    if (!src || !tmp) {
+        free(src);
+        free(tmp);
+        free(v);
+        return -ENOMEM;
+    }
+    memcpy(src, v, cnt * sizeof(*src));
+    for (unsigned i = 0; i < cnt; i++)
+        if (corun_topo_cpu(topo, src[i])->smt_rank > maxrank)
+            maxrank = corun_topo_cpu(topo, src[i])->smt_rank;
+    /* Every core's first thread, then the second ones...; within a rank,
+     * interleaved across memory domains, LLCs and L2 clusters. */
+    for (unsigned r = 0; r <= maxrank; r++) {
+        unsigned from = k;
+
+        for (unsigned i = 0; i < cnt; i++)
+            if (corun_topo_cpu(topo, src[i])->smt_rank == r)
+                v[k++] = src[i];
+        interleave(topo, v + from, k - from, CORUN__PM_NLEV - 1, tmp);
+    }
+    free(src);
+    free(tmp);
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
+/* Relative capacity of every CPU, 1 for the fastest. Where the topology does
+ * not know it on a hybrid machine, kinds are ranked by hwloc's efficiency and
+ * the slower ones taken at 0.6, the usual E-core to P-core ratio: a guess
+ * that only orders CPUs, never reported as a figure. */
+static void fill_capacity(struct corun__pm *pm)
+{
+    const struct corun_topo_info *in = corun_topo_info(pm->topo);
+    double max = 0;
+    int maxeff = -1;
+
+    for (unsigned k = 0; k < in->kinds; k++)
+        if (corun_topo_kind(pm->topo, k)->efficiency > maxeff)
+            maxeff = corun_topo_kind(pm->topo, k)->efficiency;
+    for (unsigned c = 0; c < pm->ncpus; c++) {
+        const struct corun_topo_cpu *cpu = corun_topo_cpu(pm->topo, c);
+        double cap = cpu->capacity;
+
+        if (!(cap > 0)) {
+            const struct corun_topo_kind *k = corun_topo_kind(pm->topo, (unsigned)cpu->kind);
+
+            cap = (in->kinds > 1 && k && k->efficiency < maxeff) ? 0.6 : 1.0;
+        }
+        pm->cap[c] = cap;
+        if (cap > max)
+            max = cap;
+    }
+    pm->hybrid = false;
+    for (unsigned c = 0; c < pm->ncpus; c++) {
+        pm->cap[c] /= max;
+        if (pm->cap[c] < 0.999)
+            pm->hybrid = true;
+    }
+}
+
+int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
+{
+    unsigned n = snap->ntasks, nc = corun_topo_ncpus(snap->topo);
+
+    memset(pm, 0, sizeof(*pm));
+    pm->topo = snap->topo;
+    pm->n = n;
+    pm->ncpus = nc;
+    pm->press = malloc((n ? n : 1) * CORUN__PM_NLEV * sizeof(double));
+    pm->sens = malloc((n ? n : 1) * CORUN__PM_NLEV * sizeof(double));
+    pm->w = malloc((n ? n : 1) * sizeof(double));
+    pm->mf = malloc((n ? n : 1) * sizeof(double));
+    pm->cap = malloc((nc ? nc : 1) * sizeof(double));
+    pm->dom = malloc((nc ? nc : 1) * CORUN__PM_NLEV * sizeof(int));
+    pm->scale = malloc((nc ? nc : 1) * CORUN__PM_NLEV * sizeof(double));
+    pm->cls = malloc((n ? n : 1) * sizeof(unsigned));
+    pm->ms = malloc((n ? n : 1) * sizeof(double));
+    pm->mp = malloc((n ? n : 1) * sizeof(double));
+    pm->home = malloc((n ? n : 1) * sizeof(int));
+    pm->node = malloc((nc ? nc : 1) * sizeof(int));
+    pm->pkg = malloc((nc ? nc : 1) * sizeof(int));
+    pm->core = malloc((nc ? nc : 1) * sizeof(int));
+    pm->npkg = corun_topo_ndomains(pm->topo, CORUN_LEVEL_PACKAGE);
+    pm->ncore = corun_topo_ndomains(pm->topo, CORUN_LEVEL_CORE);
+    pm->pkg_cores = calloc(pm->npkg ? pm->npkg : 1, sizeof(unsigned));
+    if (!pm->home || !pm->node || !pm->pkg || !pm->core || !pm->pkg_cores ||
+        !pm->press || !pm->sens || !pm->w || !pm->mf || !pm->cap || !pm->dom || !pm->scale ||
+        !pm->cls || !pm->ms || !pm->mp) {
+        corun__pm_release(pm);
+        return -ENOMEM;
+    }
+    for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
+        pm->ndom[li] = corun_topo_ndomains(pm->topo, corun__pm_levels[li]);
+    for (unsigned c = 0; c < nc; c++)
+        for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
+            pm->dom[c * CORUN__PM_NLEV + li] = corun__share_dom(
+                pm->topo, c, corun__pm_levels[li], &pm->scale[c * CORUN__PM_NLEV + li]);
+    fill_capacity(pm);
+    for (unsigned c = 0; c < nc; c++) {
+        const struct corun_topo_cpu *cpu = corun_topo_cpu(pm->topo, c);
+
+        pm->node[c] = cpu->dom[CORUN_LEVEL_NUMA];
+        pm->core[c] = cpu->dom[CORUN_LEVEL_CORE];
+        pm->pkg[c] = cpu->dom[CORUN_LEVEL_PACKAGE];
+        if (pm->core[c] < 0 || pm->pkg[c] < 0)
+            pm->pkg[c] = -1; /* no turbo model without cores and packages */
+        else if (cpu->smt_rank == 0 && cpu->usable)
+            pm->pkg_cores[pm->pkg[c]]++;
+    }
+    for (unsigned v = 0; v < CORUN__PM_NCLS; v++)
+        for (unsigned a = 0; a < CORUN__PM_NCLS; a++)
+            pm->pair[v][a] = corun_profile_core_pair(
+                v < CORUN_NCLASSES ? (enum corun_class)v : CORUN_CLASS_UNKNOWN,
+                a < CORUN_NCLASSES ? (enum corun_class)a : CORUN_CLASS_UNKNOWN);
+    for (unsigned i = 0; i < n; i++) {
+        const struct corun_task_profile *t = &snap->tasks[i];
+        enum corun_class cls = t->cls;
+
+        if ((unsigned)cls >= CORUN_NCLASSES)
+            cls = corun_profile_classify(t->ipc, t->llc_mpki, t->llc_miss_ratio);
+        for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
+            double p, s;
+
+            corun_profile_prior(cls, corun__pm_levels[li], &p, &s);
+            if (isfinite(t->pressure[corun__pm_levels[li]]))
+                p = t->pressure[corun__pm_levels[li]];
+            if (isfinite(t->sensitivity[corun__pm_levels[li]]))
+                s = t->sensitivity[corun__pm_levels[li]];
+            pm->press[i * CORUN__PM_NLEV + li] = p > 0 ? p : 0;
+            pm->sens[i * CORUN__PM_NLEV + li] = s > 0 ? s : 0;
+        }
+        {
+            double p0, s0;
+
+            /* The core level: the class row and column, scaled by how the
+             * task's learned core figures compare with its class prior. */
+            corun_profile_prior(cls, CORUN_LEVEL_CORE, &p0, &s0);
+            pm->cls[i] = (unsigned)cls < CORUN_NCLASSES ? (unsigned)cls : CORUN__PM_NCLS - 1;
+            pm->ms[i] = s0 > 0 ? pm->sens[i * CORUN__PM_NLEV] / s0 : 1.0;
+            pm->mp[i] = p0 > 0 ? pm->press[i * CORUN__PM_NLEV] / p0 : 1.0;
+        }
+        pm->w[i] = (isfinite(t->weight) && t->weight > 0) ? t->weight : 1.0;
+        pm->home[i] = (t->home_known && t->home_node < pm->ndom[3]) ? (int)t->home_node : -1;
+        pm->mf[i] = corun_profile_mem_share(t->ipc, t->llc_mpki);
+    }
+    return 0;
+}
+
+void corun__pm_release(struct corun__pm *pm)
+{
+    free(pm->press);
+    free(pm->sens);
+    free(pm->w);
+    free(pm->mf);
+    free(pm->cap);
+    free(pm->dom);
+    free(pm->scale);
+    free(pm->cls);
+    free(pm->ms);
+    free(pm->mp);
+    free(pm->home);
+    free(pm->node);
+    free(pm->pkg);
+    free(pm->core);
+    free(pm->pkg_cores);
+    memset(pm, 0, sizeof(*pm));
+}
+
+double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
+{
+    double *sum[CORUN__PM_NLEV] = {0}, stp = 0;
+    unsigned *cnt = calloc(pm->ncpus ? pm->ncpus : 1, sizeof(*cnt));
+    unsigned *corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*corecnt));
+    unsigned *active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*active));
+    int err = 0;
+
+    for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
+        /* The core level keeps one sum per class. */
+        size_t per = li == 0 ? CORUN__PM_NCLS : 1;
+
+        sum[li] = calloc((pm->ndom[li] ? pm->ndom[li] : 1) * per, sizeof(double));
+        if (!sum[li])
+            err = -ENOMEM;
+    }
+    if (!cnt || !corecnt || !active || err) {
+        stp = -ENOMEM;
+        goto out_free;
+    }
+    for (unsigned i = 0; i < pm->n; i++) {
+        if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus)
+            continue;
+        if (!cnt[cpu[i]]++ && pm->pkg[cpu[i]] >= 0 && !corecnt[pm->core[cpu[i]]]++)
+            active[pm->pkg[cpu[i]]]++;
+    }
+    /* A task time-sharing a CPU with k-1 others presses 1/k of the time. */
+    for (unsigned i = 0; i < pm->n; i++) {
+        if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus)
+            continue;
+        for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
+            int d = pm->dom[cpu[i] * CORUN__PM_NLEV + li];
+
+            if (d < 0)
+                continue;
+            if (li == 0)
+                sum[0][(size_t)d * CORUN__PM_NCLS + pm->cls[i]] += pm->mp[i] / cnt[cpu[i]];
+            else if (li == 3 && pm->home[i] >= 0)
+                sum[3][pm->home[i]] += pm->press[i * CORUN__PM_NLEV + 3];
+            else
+                sum[li][d] += pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
+        }
+    }
+    for (unsigned i = 0; i < pm->n; i++) {
+        double x = 0, s;
+
+        if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus) {
+            s = 1.0;
+        } else {
+            for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
+                int d = pm->dom[cpu[i] * CORUN__PM_NLEV + li];
+
+                if (li == 3 && pm->home[i] >= 0)
+                    x += pm->sens[i * CORUN__PM_NLEV + 3] *
+                         corun__pm_dmg(3,
+                                       sum[3][pm->home[i]] - pm->press[i * CORUN__PM_NLEV + 3],
+                                       corun__pm_scale(pm, (unsigned)cpu[i], 3));
+                else if (d >= 0 && li == 0)
+                    x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],
+                                          pm->mp[i] / cnt[cpu[i]]);
+                else if (d >= 0)
+                    x += pm->sens[i * CORUN__PM_NLEV + li] *
+                         corun__pm_dmg(li,
+                                       sum[li][d] -
+                                           pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]],
+                                       corun__pm_scale(pm, (unsigned)cpu[i], li));
+            }
+            x += corun__pm_remote_x(pm, i, (unsigned)cpu[i]);
+            {
+                int p = pm->pkg[cpu[i]];
+                double g = p >= 0 ? corun__pm_turbo(active[p], pm->pkg_cores[p]) : 1.0;
+
+                s = corun__pm_cf(pm, i, (unsigned)cpu[i], g) / (1.0 + x) / cnt[cpu[i]];
+            }
+        }
+        if (speed)
+            speed[i] = s;
+        stp += pm->w[i] * s;
+    }
+out_free:
+    for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
+        free(sum[li]);
+    free(cnt);
+    free(corecnt);
+    free(active);
+    return stp;
+}
+
+double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, unsigned cpu_a,
+                           unsigned cpu_b)
+{
+    double xa = 0, xb = 0;
+
+    for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
+        int da = pm->dom[cpu_a * CORUN__PM_NLEV + li];
+
+        if (da < 0 || da != pm->dom[cpu_b * CORUN__PM_NLEV + li])
+            continue;
+        if (li == 0) {
+            xa += pm->ms[a] * pm->pair[pm->cls[a]][pm->cls[b]] * pm->mp[b];
+            xb += pm->ms[b] * pm->pair[pm->cls[b]][pm->cls[a]] * pm->mp[a];
+            continue;
+        }
+        xa += pm->sens[a * CORUN__PM_NLEV + li] *
+              corun__pm_dmg(li, pm->press[b * CORUN__PM_NLEV + li], corun__pm_scale(pm, cpu_a, li));
+        xb += pm->sens[b * CORUN__PM_NLEV + li] *
+              corun__pm_dmg(li, pm->press[a * CORUN__PM_NLEV + li], corun__pm_scale(pm, cpu_b, li));
+    }
+    return pm->w[a] * corun__pm_cf(pm, a, cpu_a, 1.0) * (1.0 - 1.0 / (1.0 + xa)) +
+           pm->w[b] * corun__pm_cf(pm, b, cpu_b, 1.0) * (1.0 - 1.0 / (1.0 + xb));
+}
+
+double corun_policy_predict(const struct corun_snapshot *snap, const int *cpu, double *speed)
+{
+    struct corun__pm pm;
+    double stp;
+    int err;
+
+    if (!snap || !snap->topo || (snap->ntasks && (!snap->tasks || !cpu)))
+        return -EINVAL;
+    err = corun__pm_init(&pm, snap);
+    if (err)
+        return err;
+    stp = corun__pm_eval(&pm, cpu, speed);
+    corun__pm_release(&pm);
+    return stp;
+}
+
+int corun_policy_check_plan(const struct corun_snapshot *snap, const struct corun_plan *plan)
+{
+    unsigned ncpus, usable;
+    unsigned char *seen;
+    int err = 0;
+
+    if (!snap || !plan || !snap->topo || plan->ntasks != snap->ntasks ||
+        (plan->ntasks && !plan->cpu))
+        return -EINVAL;
+    ncpus = corun_topo_ncpus(snap->topo);
+    usable = corun_topo_info(snap->topo)->usable_pus;
+    seen = calloc(ncpus ? ncpus : 1, 1);
+    if (!seen)
+        return -ENOMEM;
+    for (unsigned i = 0; i < plan->ntasks && !err; i++) {
+        int c = plan->cpu[i];
+
+        if (c == -1)
+            continue;
+        if (c < 0 || (unsigned)c >= ncpus || !corun_topo_cpu(snap->topo, (unsigned)c)->usable)
+            err = -EINVAL;
+        else if (seen[c]++ && snap->ntasks <= usable)
+            err = -EINVAL;
+    }
+    free(seen);
+    return err;
+}

@@ -1,0 +1,405 @@
+/*
+ * policy-search.c — local search on the predicted objective: the last step
+ * of the corun policy, which improves a placement built by construction.
+ *
+ * The objective is the predicted weighted STP of corun__pm_eval() minus a
+ * move cost for each task placed away from where it runs now. A candidate is
+ * a swap of two tasks or the move of one task to another CPU; it is
+ * evaluated exactly and incrementally: the per-domain pressure sums are
+ * updated, and only the tasks in the domains the candidate changes are
+ * recomputed. Candidates that do not improve are undone. Small instances are
+ * searched systematically (every pair, every idle CPU) until no candidate
+ * improves; large ones by seeded random candidates, biased to the same LLC,
+ * within a budget counted in task recomputations, so the result depends on
+ * the seed and never on the clock.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy-internal.h"
+
+struct ls {
+    const struct corun__pm *pm;
+    int *cpu;
+    const int *cur;
+    double mc;
+    double *sum[CORUN__PM_NLEV];
+    unsigned *cnt;        /* tasks per CPU */
+    unsigned *corecnt;    /* busy CPUs per core */
+    unsigned *active;     /* busy cores per package */
+    int *head, *next, *prev; /* tasks of each CPU, doubly linked */
+    double *s;            /* weighted predicted speed of each task */
+    unsigned *stamp, stampv;
+    unsigned *aff, naff;
+    double *snew;
+    uint64_t ops;
+};
+
+#define LEV(pm, c, li) ((pm)->dom[(c) * CORUN__PM_NLEV + (li)])
+
+/* Adds @sign times the pressure of CPU @c's tasks to its domains' sums: a
+ * task time-sharing a CPU with k-1 others presses 1/k of the time. */
+static void cpu_contrib(struct ls *ls, unsigned c, double sign)
+{
+    const struct corun__pm *pm = ls->pm;
+
+    if (!ls->cnt[c])
+        return;
+    for (int t = ls->head[c]; t >= 0; t = ls->next[t]) {
+        if (LEV(pm, c, 0) >= 0)
+            ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS + pm->cls[t]] +=
+                sign * pm->mp[t] / ls->cnt[c];
+        for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
+            if (li == 3 && pm->home[t] >= 0)
+                continue; /* loads its home node wherever it runs: fixed */
+            else if (LEV(pm, c, li) >= 0)
+                ls->sum[li][LEV(pm, c, li)] +=
+                    sign * pm->press[(unsigned)t * CORUN__PM_NLEV + li] / ls->cnt[c];
+    }
+}
+
+static void link_task(struct ls *ls, unsigned t, unsigned c)
+{
+    cpu_contrib(ls, c, -1);
+    ls->cpu[t] = (int)c;
+    ls->prev[t] = -1;
+    ls->next[t] = ls->head[c];
+    if (ls->head[c] >= 0)
+        ls->prev[ls->head[c]] = (int)t;
+    ls->head[c] = (int)t;
+    if (!ls->cnt[c]++ && ls->pm->pkg[c] >= 0 && !ls->corecnt[ls->pm->core[c]]++)
+        ls->active[ls->pm->pkg[c]]++;
+    cpu_contrib(ls, c, +1);
+}
+
+static void unlink_task(struct ls *ls, unsigned t)
+{
+    unsigned c = (unsigned)ls->cpu[t];
+
+    cpu_contrib(ls, c, -1);
+    if (ls->prev[t] >= 0)
+        ls->next[ls->prev[t]] = ls->next[t];
+    else
+        ls->head[c] = ls->next[t];
+    if (ls->next[t] >= 0)
+        ls->prev[ls->next[t]] = ls->prev[t];
+    if (!--ls->cnt[c] && ls->pm->pkg[c] >= 0 && !--ls->corecnt[ls->pm->core[c]])
+        ls->active[ls->pm->pkg[c]]--;
+    cpu_contrib(ls, c, +1);
+}
+
+/* Weighted speed of task @t where it is now, from the current sums. */
+static double speed_of(const struct ls *ls, unsigned t)
+{
+    const struct corun__pm *pm = ls->pm;
+    unsigned c = (unsigned)ls->cpu[t];
+    double x = 0;
+
+    if (LEV(pm, c, 0) >= 0)
+        x += corun__pm_core_x(pm, t, &ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS],
+                              pm->mp[t] / ls->cnt[c]);
+    if (pm->home[t] >= 0)
+        x += pm->sens[t * CORUN__PM_NLEV + 3] *
+             corun__pm_dmg(3, (ls->sum[3][pm->home[t]] - pm->press[t * CORUN__PM_NLEV + 3]), corun__pm_scale(pm, c, 3));
+    x += corun__pm_remote_x(pm, t, c);
+    for (unsigned li = 1; li < CORUN__PM_NLEV; li++) {
+        int d = LEV(pm, c, li);
+
+        if (li == 3 && pm->home[t] >= 0)
+            continue;
+        if (d >= 0)
+            x += pm->sens[t * CORUN__PM_NLEV + li] *
+                 corun__pm_dmg(li, (ls->sum[li][d] -
+                                        pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c]), corun__pm_scale(pm, c, li));
+    }
+    {
+        int p = pm->pkg[c];
+        double g = p >= 0 ? corun__pm_turbo(ls->active[p], pm->pkg_cores[p]) : 1.0;
+
+        return pm->w[t] * corun__pm_cf(pm, t, c, g) / (1.0 + x) / ls->cnt[c];
+    }
+}
+
+static double move_pen(const struct ls *ls, unsigned t)
+{
+    return (ls->cur && ls->cur[t] >= 0 && ls->cur[t] != ls->cpu[t]) ? ls->mc : 0.0;
+}
+
+static void add_aff(struct ls *ls, unsigned t)
+{
+    if (ls->stamp[t] != ls->stampv) {
+        ls->stamp[t] = ls->stampv;
+        ls->aff[ls->naff++] = t;
+    }
+}
+
+static void add_cpu_tasks(struct ls *ls, unsigned c)
+{
+    for (int t = ls->head[c]; t >= 0; t = ls->next[t])
+        add_aff(ls, (unsigned)t);
+}
+
+static void add_domain(struct ls *ls, unsigned li, int d)
+{
+    const struct corun_topo_domain *dom;
+
+    if (d < 0)
+        return;
+    dom = corun_topo_domain(ls->pm->topo, corun__pm_levels[li], (unsigned)d);
+    for (unsigned k = 0; k < dom->ncpus; k++)
+        add_cpu_tasks(ls, dom->cpus[k]);
+}
+
+/*
+ * Tries moving tasks @t[0..k) to CPUs @to[0..k) at once; keeps the change
+ * when the objective rises by more than a hair. Returns the gain kept (0
+ * when undone).
+ */
+static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, unsigned k)
+{
+    const struct corun__pm *pm = ls->pm;
+    unsigned from[2], act0[4];
+    int pk[4];
+    double before = 0, after = 0;
+
+    for (unsigned m = 0; m < k; m++) {
+        from[m] = (unsigned)ls->cpu[t[m]];
+        before -= move_pen(ls, t[m]);
+        pk[2 * m] = pm->pkg[from[m]];
+        pk[2 * m + 1] = pm->pkg[to[m]];
+    }
+    for (unsigned q = 0; q < 2 * k; q++)
+        act0[q] = pk[q] >= 0 ? ls->active[pk[q]] : 0;
+    for (unsigned m = 0; m < k; m++) {
+        unlink_task(ls, t[m]);
+        link_task(ls, t[m], to[m]);
+    }
+    /* Affected: the tasks of every domain the moves change, and of every
+     * package whose count of busy cores (its clock) changed. Their speeds
+     * before are the stored ones. */
+    ls->stampv++;
+    ls->naff = 0;
+    for (unsigned m = 0; m < k; m++) {
+        add_cpu_tasks(ls, from[m]);
+        add_cpu_tasks(ls, to[m]);
+        add_aff(ls, t[m]);
+        for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
+            if (LEV(pm, from[m], li) != LEV(pm, to[m], li)) {
+                add_domain(ls, li, LEV(pm, from[m], li));
+                add_domain(ls, li, LEV(pm, to[m], li));
+            }
+    }
+    for (unsigned q = 0; q < 2 * k; q++)
+        if (pk[q] >= 0 && ls->active[pk[q]] != act0[q]) {
+            const struct corun_topo_domain *dom =
+                corun_topo_domain(pm->topo, CORUN_LEVEL_PACKAGE, (unsigned)pk[q]);
+
+            for (unsigned j = 0; dom && j < dom->ncpus; j++)
+                add_cpu_tasks(ls, dom->cpus[j]);
+        }
+    for (unsigned a = 0; a < ls->naff; a++) {
+        before += ls->s[ls->aff[a]];
+        ls->snew[a] = speed_of(ls, ls->aff[a]);
+        after += ls->snew[a];
+    }
+    for (unsigned m = 0; m < k; m++)
+        after -= move_pen(ls, t[m]);
+    ls->ops += ls->naff;
+    if (after > before + 1e-9) {
+        for (unsigned a = 0; a < ls->naff; a++)
+            ls->s[ls->aff[a]] = ls->snew[a];
+        return after - before;
+    }
+    for (unsigned m = k; m-- > 0;) {
+        unlink_task(ls, t[m]);
+        link_task(ls, t[m], from[m]);
+    }
+    return 0;
+}
+
+static double try_swap(struct ls *ls, unsigned a, unsigned b)
+{
+    unsigned t[2] = {a, b}, to[2] = {(unsigned)ls->cpu[b], (unsigned)ls->cpu[a]};
+
+    if (ls->cpu[a] == ls->cpu[b])
+        return 0;
+    return try_moves(ls, t, to, 2);
+}
+
+static double try_move(struct ls *ls, unsigned a, unsigned c)
+{
+    if (ls->cpu[a] == (int)c)
+        return 0;
+    return try_moves(ls, &a, &c, 1);
+}
+
+static void ls_free(struct ls *ls)
+{
+    for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
+        free(ls->sum[li]);
+    free(ls->cnt);
+    free(ls->corecnt);
+    free(ls->active);
+    free(ls->head);
+    free(ls->next);
+    free(ls->prev);
+    free(ls->s);
+    free(ls->stamp);
+    free(ls->aff);
+    free(ls->snew);
+}
+
+static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const int *cur, double mc)
+{
+    unsigned n = pm->n ? pm->n : 1, nc = pm->ncpus ? pm->ncpus : 1;
+
+    memset(ls, 0, sizeof(*ls));
+    ls->pm = pm;
+    ls->cpu = cpu;
+    ls->cur = cur;
+    ls->mc = mc;
+    for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
+        if (!(ls->sum[li] = calloc((pm->ndom[li] ? pm->ndom[li] : 1) *
+                                       (li == 0 ? CORUN__PM_NCLS : 1),
+                                   sizeof(double))))
+            goto out_nomem;
+    ls->cnt = calloc(nc, sizeof(*ls->cnt));
+    ls->corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*ls->corecnt));
+    ls->active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*ls->active));
+    ls->head = malloc(nc * sizeof(*ls->head));
+    ls->next = malloc(n * sizeof(*ls->next));
+    ls->prev = malloc(n * sizeof(*ls->prev));
+    ls->s = calloc(n, sizeof(*ls->s));
+    ls->stamp = calloc(n, sizeof(*ls->stamp));
+    ls->aff = malloc(n * sizeof(*ls->aff));
+    ls->snew = malloc(n * sizeof(*ls->snew));
+    if (!ls->cnt || !ls->corecnt || !ls->active || !ls->head || !ls->next || !ls->prev || !ls->s || !ls->stamp || !ls->aff ||
+        !ls->snew)
+        goto out_nomem;
+    for (unsigned c = 0; c < nc; c++)
+        ls->head[c] = -1;
+    for (unsigned t = 0; t < pm->n; t++) {
+        link_task(ls, t, (unsigned)cpu[t]);
+        if (pm->home[t] >= 0)
+            ls->sum[3][pm->home[t]] += pm->press[t * CORUN__PM_NLEV + 3];
+    }
+    for (unsigned t = 0; t < pm->n; t++)
+        ls->s[t] = speed_of(ls, t);
+    return 0;
+out_nomem:
+    ls_free(ls);
+    return -ENOMEM;
+}
+
+double corun__objective(const struct corun__pm *pm, const int *cpu, const int *cur,
+                        double move_cost)
+{
+    double obj = corun__pm_eval(pm, cpu, NULL);
+
+    if (obj < 0)
+        return obj;
+    for (unsigned t = 0; cur && t < pm->n; t++)
+        if (cur[t] >= 0 && cur[t] != cpu[t])
+            obj -= move_cost;
+    return obj;
+}
+
+/* Every pair and every (task, idle CPU) until nothing improves or the
+ * budget is spent. */
+static void systematic(struct ls *ls, const unsigned *usable, unsigned nus, uint64_t budget)
+{
+    bool improved = true;
+
+    while (improved && ls->ops < budget) {
+        improved = false;
+        for (unsigned a = 0; a < ls->pm->n && ls->ops < budget; a++) {
+            for (unsigned b = a + 1; b < ls->pm->n; b++)
+                if (try_swap(ls, a, b) > 0)
+                    improved = true;
+            for (unsigned k = 0; k < nus; k++)
+                if (!ls->cnt[usable[k]] && try_move(ls, a, usable[k]) > 0)
+                    improved = true;
+        }
+    }
+}
+
+/* A CPU for a candidate partner of task @a: mostly in a's LLC (or memory
+ * domain), else anywhere usable. */
+static unsigned pick_cpu(const struct ls *ls, unsigned a, const unsigned *usable, unsigned nus,
+                         uint64_t *rng)
+{
+    const struct corun__pm *pm = ls->pm;
+    unsigned c = (unsigned)ls->cpu[a];
+
+    if (corun__rand_below(rng, 10) < 6) {
+        for (unsigned li = 2; li < CORUN__PM_NLEV; li++) {
+            int d = LEV(pm, c, li);
+            const struct corun_topo_domain *dom;
+
+            if (d < 0)
+                continue;
+            dom = corun_topo_domain(pm->topo, corun__pm_levels[li], (unsigned)d);
+            if (dom->ncpus > 1) {
+                unsigned pick = dom->cpus[corun__rand_below(rng, dom->ncpus)];
+
+                if (corun_topo_cpu(pm->topo, pick)->usable)
+                    return pick;
+            }
+        }
+    }
+    return usable[corun__rand_below(rng, nus)];
+}
+
+static void randomised(struct ls *ls, const unsigned *usable, unsigned nus, uint64_t seed,
+                       uint64_t budget)
+{
+    uint64_t rng = seed ^ 0x5eed5eedull, fails = 0, maxfails = 40ull * ls->pm->n + 200;
+
+    while (ls->ops < budget && fails < maxfails) {
+        unsigned a = corun__rand_below(&rng, ls->pm->n);
+        unsigned c = pick_cpu(ls, a, usable, nus, &rng);
+        double g;
+
+        if (!ls->cnt[c]) {
+            g = try_move(ls, a, c);
+        } else {
+            int b = ls->head[c];
+
+            for (unsigned hop = corun__rand_below(&rng, 4); hop && ls->next[b] >= 0; hop--)
+                b = ls->next[b];
+            g = try_swap(ls, a, (unsigned)b);
+        }
+        fails = g > 0 ? 0 : fails + 1;
+        ls->ops++; /* a rejected no-op still costs something */
+    }
+}
+
+double corun__search(const struct corun__pm *pm, int *cpu, const int *cur, double move_cost,
+                     uint64_t seed, uint64_t budget)
+{
+    struct ls ls;
+    unsigned *usable, nus;
+    double obj;
+    int err;
+
+    if (!pm->n)
+        return 0;
+    err = corun__cpus_dense(pm->topo, &usable, &nus);
+    if (err)
+        return err;
+    err = ls_init(&ls, pm, cpu, cur, move_cost);
+    if (err) {
+        free(usable);
+        return err;
+    }
+    if ((uint64_t)pm->n * (pm->n + nus) <= budget / 8)
+        systematic(&ls, usable, nus, budget);
+    else
+        randomised(&ls, usable, nus, seed, budget);
+    ls_free(&ls);
+    free(usable);
+    obj = corun__objective(pm, cpu, cur, move_cost);
+    return obj;
+}

@@ -1,0 +1,366 @@
+/*
+ * test_engine.c — the engine loop on a tiny fake world: a 2-core SMT2
+ * machine, a fake sensor that turns where tasks are pinned into counters
+ * (two compute-bound tasks on one core halve each other's IPC; a memory-bound
+ * task and a compute-bound one barely notice each other), a fake actuator
+ * that records what it is told, and a fake clock. The engine must find the
+ * good pairing from counters alone, respect warm-up, hysteresis and the move
+ * cap, and survive a task that vanishes.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corun/engine.h"
+
+#define NT 4
+
+struct world {
+    struct corun_topo *topo;
+    uint64_t now;
+    int pinned[NT];        /* dense CPU, -1: kernel decides */
+    bool mem[NT];          /* memory-bound */
+    struct corun_sample acc[NT];
+    int fail_task;         /* reads of this task fail with -ESRCH; -1 none */
+    unsigned applies, restores;
+};
+
+static struct world W;
+
+/* Where a task runs: pinned, or the kernel's choice (task i on CPU i,
+ * which puts tasks 0 and 1 on core 0). */
+static int where(unsigned i)
+{
+    return W.pinned[i] >= 0 ? W.pinned[i] : (int)i;
+}
+
+/* IPC of task @i given its SMT sibling. */
+static double ipc_of(unsigned i)
+{
+    double base = W.mem[i] ? 0.4 : 2.0;
+
+    for (unsigned j = 0; j < NT; j++) {
+        if (j == i || !corun_topo_shares(W.topo, (unsigned)where(i), (unsigned)where(j),
+                                         CORUN_LEVEL_CORE))
+            continue;
+        if (!W.mem[i] && !W.mem[j])
+            return base * 0.55;
+        return base * 0.92;
+    }
+    return base;
+}
+
+/* Advances the world to @t: every task accumulates counters. */
+static void advance(uint64_t t)
+{
+    double dt = (double)(t - W.now);
+
+    for (unsigned i = 0; i < NT; i++) {
+        double cycles = 3.0 * dt, ipc = ipc_of(i), instr = ipc * cycles;
+        struct corun_sample *s = &W.acc[i];
+
+        s->value[CORUN_EV_CYCLES] += (uint64_t)cycles;
+        s->value[CORUN_EV_REF_CYCLES] += (uint64_t)(2.5 * dt);
+        s->value[CORUN_EV_INSTRUCTIONS] += (uint64_t)instr;
+        s->value[CORUN_EV_LLC_REFERENCES] += (uint64_t)(instr * (W.mem[i] ? 29e-3 : 1e-3));
+        s->value[CORUN_EV_LLC_MISSES] += (uint64_t)(instr * (W.mem[i] ? 28e-3 : 0.1e-3));
+        s->value[CORUN_EV_TASK_CLOCK_NS] += (uint64_t)dt;
+    }
+    W.now = t;
+}
+
+static uint64_t fake_now(void *ctx)
+{
+    return W.now;
+}
+
+static int fake_wait(void *ctx, uint64_t t)
+{
+    advance(t);
+    return 0;
+}
+
+static int s_attach(void *st, pid_t target, int *handle)
+{
+    if (target < 0 || target >= NT)
+        return -ESRCH;
+    *handle = target;
+    return 0;
+}
+
+static int s_read(void *st, int h, struct corun_sample *out)
+{
+    if (h == W.fail_task)
+        return -ESRCH;
+    *out = W.acc[h];
+    out->t_ns = W.now;
+    out->valid = CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_REF_CYCLES) |
+                 CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) | CORUN_EV_BIT(CORUN_EV_LLC_REFERENCES) |
+                 CORUN_EV_BIT(CORUN_EV_LLC_MISSES) | CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS);
+    out->mux_ratio = 1;
+    return 0;
+}
+
+static int s_detach(void *st, int h)
+{
+    return 0;
+}
+
+static const struct corun_sense_ops fake_sense = {
+    .name = "fake", .attach = s_attach, .read = s_read, .detach = s_detach};
+
+static int a_apply(void *st, pid_t target, const struct corun_cpuset *cpus)
+{
+    int os = corun_cpuset_next(cpus, 0);
+
+    assert_int_equal(corun_cpuset_count(cpus), 1);
+    W.pinned[target] = corun_topo_cpu_by_os(W.topo, (unsigned)os);
+    W.applies++;
+    return 0;
+}
+
+static int a_restore(void *st, pid_t target)
+{
+    W.pinned[target] = -1;
+    W.restores++;
+    return 0;
+}
+
+static int a_restore_all(void *st)
+{
+    for (unsigned i = 0; i < NT; i++)
+        W.pinned[i] = -1;
+    return 0;
+}
+
+static const struct corun_act_ops fake_act = {
+    .name = "fake", .apply = a_apply, .restore = a_restore, .restore_all = a_restore_all};
+
+static int setup(void **state)
+{
+    struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC, .input = "core:2 pu:2"};
+
+    memset(&W, 0, sizeof(W));
+    assert_int_equal(corun_topo_load(&o, &W.topo), 0);
+    W.now = 1000;
+    W.fail_task = -1;
+    /* Two compute tasks first: the kernel's order pairs them on core 0. */
+    for (unsigned i = 0; i < NT; i++) {
+        W.pinned[i] = -1;
+        W.mem[i] = i >= 2;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    corun_topo_free(W.topo);
+    return 0;
+}
+
+static struct corun_engine *engine(const char *policy, double move_cost, unsigned max_moves)
+{
+    struct corun_engine_opts o = {
+        .topo = W.topo,
+        .policy = corun_policy_find(policy),
+        .sense = &fake_sense,
+        .act = &fake_act,
+        .clock = {.now_ns = fake_now, .wait_until = fake_wait},
+        .interval_ns = 100000000,
+        .warmup_ns = 300000000,
+        .move_cost = move_cost,
+        .max_moves = max_moves,
+        .seed = 9,
+    };
+    struct corun_engine *e;
+
+    assert_int_equal(corun_engine_new(&o, &e), 0);
+    for (unsigned i = 0; i < NT; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = 100 + i,
+                                      .hint = CORUN_CLASS_UNKNOWN};
+        unsigned idx;
+
+        assert_int_equal(corun_engine_add(e, &t, &idx), 0);
+        assert_int_equal(idx, i);
+    }
+    return e;
+}
+
+static bool good_pairing(void)
+{
+    return !corun_topo_shares(W.topo, (unsigned)where(0), (unsigned)where(1), CORUN_LEVEL_CORE);
+}
+
+/* From counters alone, the engine separates the two compute tasks, and
+ * not before the warm-up ends. */
+static void test_finds_pairing(void **state)
+{
+    struct corun_engine *e = engine("corun", 0, 0);
+    struct corun_engine_stats st;
+    struct corun_task_profile p;
+
+    assert_false(good_pairing());
+    assert_int_equal(corun_engine_run(e, 250000000, NULL), 0); /* within warm-up */
+    corun_engine_stats(e, &st);
+    assert_int_equal(st.plans, 0);
+    assert_int_equal(W.applies, 0);
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_true(st.plans > 0);
+    assert_int_equal(st.placements, NT);
+    assert_true(good_pairing());
+    /* Learned classes: compute vs memory-bound, from counters. */
+    assert_int_equal(corun_engine_profile(e, 0, &p), 0);
+    assert_int_equal(p.id, 100);
+    assert_int_equal(p.cls, CORUN_CLASS_COMPUTE);
+    assert_int_equal(corun_engine_profile(e, 3, &p), 0);
+    assert_true(p.cls == CORUN_CLASS_STREAMING || p.cls == CORUN_CLASS_CHASING);
+    assert_true(fabs(p.freq_ratio - 1.2) < 0.01);
+    assert_int_equal(p.cpu, W.pinned[3]);
+    /* Once placed well, it stays: no migration for the rest of the run. */
+    assert_int_equal(corun_engine_run(e, 2000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_true(st.migrations <= 2);
+    assert_int_equal(corun_engine_restore(e), 0);
+    assert_int_equal(corun_engine_task_cpu(e, 0), -1);
+    corun_engine_free(e);
+}
+
+/* Pinned badly at the start (warm-up policy pack), a huge move cost keeps
+ * the engine from moving; a cap of one move per interval spreads the
+ * moves over intervals. */
+static void test_hysteresis_and_cap(void **state)
+{
+    struct corun_engine_stats st;
+    struct corun_engine_opts o;
+    struct corun_engine *e;
+
+    /* With the warm-up placement "pack", tasks 0 and 1 share core 0. */
+    memset(&o, 0, sizeof(o));
+    o.topo = W.topo;
+    o.policy = corun_policy_find("corun");
+    o.warmup_policy = corun_policy_find("pack");
+    o.sense = &fake_sense;
+    o.act = &fake_act;
+    o.clock = (struct corun_clock){.now_ns = fake_now, .wait_until = fake_wait};
+    o.interval_ns = 100000000;
+    o.warmup_ns = 300000000;
+    o.move_cost = 100;
+    assert_int_equal(corun_engine_new(&o, &e), 0);
+    for (unsigned i = 0; i < NT; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN};
+
+        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+    }
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_int_equal(st.placements, NT);
+    assert_int_equal(st.migrations, 0);
+    assert_true(st.plans > 0);
+    assert_false(good_pairing());
+    corun_engine_free(e);
+
+    /* Same start, cheap moves, at most one per interval. */
+    for (unsigned i = 0; i < NT; i++)
+        W.pinned[i] = -1;
+    o.move_cost = 0.001;
+    o.max_moves = 1;
+    assert_int_equal(corun_engine_new(&o, &e), 0);
+    for (unsigned i = 0; i < NT; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN};
+
+        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+    }
+    assert_int_equal(corun_engine_run(e, 2000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_true(good_pairing());
+    /* One swap: two moves that only make sense together, so they go
+     * together in one interval although the cap is one. */
+    assert_int_equal(st.migrations, 2);
+    corun_engine_free(e);
+}
+
+/* A task whose reads fail is counted, not fatal; removing a pinned task
+ * restores it. */
+static void test_errors_and_remove(void **state)
+{
+    struct corun_engine *e = engine("spread", 0, 0);
+    struct corun_engine_stats st;
+
+    W.fail_task = 2;
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_true(st.errors > 0);
+    assert_int_equal(st.last_error, -ESRCH);
+    assert_true(W.pinned[0] >= 0);
+    assert_int_equal(corun_engine_remove(e, 0), 0);
+    assert_int_equal(W.pinned[0], -1);
+    assert_int_equal(W.restores, 1);
+    assert_int_equal(corun_engine_remove(e, 0), -ENOENT);
+    assert_int_equal(corun_engine_ntasks(e), NT);
+    corun_engine_free(e);
+}
+
+/* Told where the kernel runs each task, corun moves only the two tasks
+ * that must move (one swap) and pins the others where they are; bad
+ * arguments are refused. */
+static void test_kernel_cpus(void **state)
+{
+    struct corun_engine *e = engine("corun", 0, 0);
+    struct corun_engine_stats st;
+    unsigned moved = 0;
+
+    for (unsigned i = 0; i < NT; i++)
+        assert_int_equal(corun_engine_set_cpu(e, i, (int)i), 0);
+    assert_int_equal(corun_engine_set_cpu(e, NT, 0), -ENOENT);
+    assert_int_equal(corun_engine_set_cpu(e, 0, 99), -EINVAL);
+    assert_int_equal(corun_engine_set_home(e, 0, 5), -EINVAL);
+    assert_int_equal(corun_engine_set_home(e, 0, 0), 0);
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_true(good_pairing());
+    assert_int_equal(st.placements, NT);
+    for (unsigned i = 0; i < NT; i++)
+        moved += W.pinned[i] != (int)i;
+    assert_int_equal(moved, 2);
+    corun_engine_free(e);
+}
+
+/* The linux policy never pins. */
+static void test_linux_pins_nothing(void **state)
+{
+    struct corun_engine *e = engine("linux", 0, 0);
+
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    assert_int_equal(W.applies, 0);
+    corun_engine_free(e);
+}
+
+static void test_bad_options(void **state)
+{
+    struct corun_engine_opts o = {0};
+    struct corun_engine *e = NULL;
+
+    assert_int_equal(corun_engine_new(&o, &e), -EINVAL);
+    o.topo = W.topo;
+    o.sense = &fake_sense;
+    assert_int_equal(corun_engine_new(&o, &e), -EINVAL);
+    corun_engine_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_finds_pairing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hysteresis_and_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors_and_remove, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kernel_cpus, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_linux_pins_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,378 @@
+/*
+ * test_policy.c — the placement policies on hand-built snapshots with a
+ * known best answer: SMT pairing of streaming with compute tasks, DI's
+ * spreading of devils across LLCs, the predicted optimum found by exhaustive
+ * search on small machines, hybrid capacity, hysteresis; and, for every
+ * policy on every fixture topology, valid and deterministic plans.
+ */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corun/policy.h"
+#include "corun/topo.h"
+
+static const char *const names[] = {"linux", "spread", "pack", "di", "symbiotic", "corun"};
+#define NPOL (sizeof(names) / sizeof(names[0]))
+
+static struct corun_topo *synth(const char *desc)
+{
+    struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC, .input = desc};
+    struct corun_topo *t = NULL;
+
+    assert_int_equal(corun_topo_load(&o, &t), 0);
+    return t;
+}
+
+static struct corun_topo *xml(const char *name)
+{
+    struct corun_topo_opts o = {.source = CORUN_TOPO_XML};
+    struct corun_topo *t = NULL;
+    char rel[256];
+
+    snprintf(rel, sizeof(rel), "topologies/%s", name);
+    o.input = fixture(rel);
+    assert_int_equal(corun_topo_load(&o, &t), 0);
+    return t;
+}
+
+/* A task known only by its class: counters unknown, priors stand in. */
+static struct corun_task_profile task(unsigned id, enum corun_class cls)
+{
+    struct corun_task_profile p = {.id = id, .cls = cls, .weight = 1, .cpu = -1};
+
+    p.ipc = p.freq_ratio = p.llc_mpki = p.llc_miss_ratio = p.mem_bw_bps = p.cpu_util = NAN;
+    for (int l = 0; l < CORUN_NLEVELS; l++)
+        p.pressure[l] = p.sensitivity[l] = NAN;
+    return p;
+}
+
+static void place(const char *pol, const struct corun_snapshot *s, int *cpu)
+{
+    const struct corun_policy *p = corun_policy_find(pol);
+    struct corun_plan plan = {.ntasks = s->ntasks, .cpu = cpu};
+
+    assert_non_null(p);
+    assert_int_equal(p->place(s, &plan), 0);
+    assert_int_equal(corun_policy_check_plan(s, &plan), 0);
+}
+
+static void test_registry(void **state)
+{
+    for (unsigned i = 0; i < NPOL; i++) {
+        assert_non_null(corun_policy_find(names[i]));
+        assert_string_equal(corun_policy_at(i)->name, names[i]);
+        assert_non_null(corun_policy_at(i)->summary);
+    }
+    assert_null(corun_policy_at(NPOL));
+    assert_null(corun_policy_find("oracle"));
+    assert_null(corun_policy_find(NULL));
+    assert_string_equal(corun_class_name(CORUN_CLASS_STREAMING), "streaming");
+    assert_string_equal(corun_class_name(CORUN_CLASS_UNKNOWN), "unknown");
+}
+
+/* 2 compute + 2 streaming on a 2-core SMT2 machine: the best pairs each
+ * streamer with a compute task (memory stalls leave the issue slots free). */
+static void test_smt_pairing(void **state)
+{
+    struct corun_topo *t = synth("core:2 pu:2");
+    struct corun_task_profile tk[4] = {task(0, CORUN_CLASS_COMPUTE),
+                                       task(1, CORUN_CLASS_STREAMING),
+                                       task(2, CORUN_CLASS_COMPUTE),
+                                       task(3, CORUN_CLASS_STREAMING)};
+    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk, .seed = 7, .round = 5};
+    const char *good[] = {"corun", "symbiotic"};
+    int cpu[4];
+
+    for (unsigned k = 0; k < 2; k++) {
+        place(good[k], &s, cpu);
+        /* Tasks 0 and 2 (compute) on different cores, so each core holds
+         * one compute and one streaming task. */
+        assert_false(corun_topo_shares(t, (unsigned)cpu[0], (unsigned)cpu[2], CORUN_LEVEL_CORE));
+        assert_false(corun_topo_shares(t, (unsigned)cpu[1], (unsigned)cpu[3], CORUN_LEVEL_CORE));
+    }
+    /* The snapshot order makes spread pair the two compute tasks: the
+     * fixture does discriminate. */
+    place("spread", &s, cpu);
+    assert_true(corun_topo_shares(t, (unsigned)cpu[0], (unsigned)cpu[2], CORUN_LEVEL_CORE));
+    corun_topo_free(t);
+}
+
+/* 4 devils + 4 sheep. On 2 LLCs of 4 cores, DI puts two devils in each LLC
+ * (pack puts all four in one). On 2 packages, each with its own LLC and
+ * memory domain, corun spreads them too: bandwidth is per domain. (With one
+ * memory domain corun may rightly keep the streamers together: they lose
+ * nothing to each other's cache use and the sheep keep theirs.) */
+static unsigned devils_in_first(const struct corun_topo *t, const int *cpu, enum corun_level l)
+{
+    unsigned in0 = 0;
+
+    for (unsigned i = 0; i < 4; i++)
+        in0 += corun_topo_shares(t, (unsigned)cpu[i], 0, l);
+    return in0;
+}
+
+static void test_di_spreads_devils(void **state)
+{
+    struct corun_topo *t = synth("pack:1 l3:2 core:4 pu:1");
+    struct corun_topo *t2 = synth("pack:2 numa:1 l3:1 core:4 pu:1");
+    struct corun_task_profile tk[8];
+    struct corun_snapshot s = {.topo = t, .ntasks = 8, .tasks = tk, .seed = 3};
+    int cpu[8];
+
+    for (unsigned i = 0; i < 8; i++) {
+        tk[i] = task(i, i < 4 ? CORUN_CLASS_STREAMING : CORUN_CLASS_SHEEP);
+        /* DI reads counters: give the devils a high miss rate. */
+        tk[i].ipc = i < 4 ? 0.5 : 1.2;
+        tk[i].llc_mpki = i < 4 ? 28 : 2;
+        tk[i].freq_ratio = 1;
+    }
+    place("di", &s, cpu);
+    assert_int_equal(devils_in_first(t, cpu, CORUN_LEVEL_L3), 2);
+    place("pack", &s, cpu);
+    assert_int_equal(devils_in_first(t, cpu, CORUN_LEVEL_L3), 4);
+    s.topo = t2;
+    place("di", &s, cpu);
+    assert_int_equal(devils_in_first(t2, cpu, CORUN_LEVEL_NUMA), 2);
+    place("corun", &s, cpu);
+    assert_int_equal(devils_in_first(t2, cpu, CORUN_LEVEL_NUMA), 2);
+    corun_topo_free(t);
+    corun_topo_free(t2);
+}
+
+/* Best predicted STP over every injective placement, by recursion. */
+static double brute(const struct corun_snapshot *s, int *cpu, unsigned i, bool *used,
+                    unsigned ncpus)
+{
+    double best = -1;
+
+    if (i == s->ntasks)
+        return corun_policy_predict(s, cpu, NULL);
+    for (unsigned c = 0; c < ncpus; c++) {
+        double v;
+
+        if (used[c])
+            continue;
+        used[c] = true;
+        cpu[i] = (int)c;
+        v = brute(s, cpu, i + 1, used, ncpus);
+        if (v > best)
+            best = v;
+        used[c] = false;
+    }
+    return best;
+}
+
+/* On small machines corun reaches the predicted optimum of exhaustive search. */
+static void test_corun_reaches_predicted_optimum(void **state)
+{
+    static const char *const machines[] = {"pack:1 l3:2 core:2 pu:2", "pack:2 core:2 pu:2",
+                                           "l3:2 l2:2 core:1 pu:2"};
+    static const enum corun_class mix[][6] = {
+        {CORUN_CLASS_STREAMING, CORUN_CLASS_RABBIT, CORUN_CLASS_COMPUTE, CORUN_CLASS_CHASING,
+         CORUN_CLASS_SHEEP, CORUN_CLASS_COMPUTE},
+        {CORUN_CLASS_STREAMING, CORUN_CLASS_STREAMING, CORUN_CLASS_RABBIT, CORUN_CLASS_RABBIT,
+         CORUN_CLASS_COMPUTE, CORUN_CLASS_COMPUTE},
+        {CORUN_CLASS_CHASING, CORUN_CLASS_CHASING, CORUN_CLASS_CHASING, CORUN_CLASS_SHEEP,
+         CORUN_CLASS_COMPUTE, CORUN_CLASS_RABBIT},
+    };
+
+    for (unsigned m = 0; m < 3; m++) {
+        struct corun_topo *t = synth(machines[m]);
+
+        for (unsigned x = 0; x < 3; x++) {
+            struct corun_task_profile tk[6];
+            struct corun_snapshot s = {.topo = t, .ntasks = 6, .tasks = tk, .seed = 11};
+            int cpu[6], tmp[6];
+            bool used[8] = {0};
+            double best, got;
+
+            for (unsigned i = 0; i < 6; i++)
+                tk[i] = task(i, mix[x][i]);
+            best = brute(&s, tmp, 0, used, corun_topo_ncpus(t));
+            place("corun", &s, cpu);
+            got = corun_policy_predict(&s, cpu, NULL);
+            if (got < best - 1e-9)
+                fail_msg("%s mix %u: corun %.6f < optimum %.6f", machines[m], x, got, best);
+        }
+        corun_topo_free(t);
+    }
+}
+
+/* Hybrid: with more tasks than P-cores, the memory-bound ones go to E-cores
+ * and the compute-bound ones keep the P-cores. */
+static void test_hybrid_capacity(void **state)
+{
+    struct corun_topo *t = xml("Intel-RaptorLake-Corei7-1370P.xml");
+    struct corun_task_profile tk[8];
+    struct corun_snapshot s = {.topo = t, .ntasks = 8, .tasks = tk, .seed = 5};
+    int best_kind = -1, bestk_eff = -1, cpu[8];
+
+    for (unsigned k = 0; k < corun_topo_info(t)->kinds; k++)
+        if (corun_topo_kind(t, k)->efficiency > bestk_eff) {
+            bestk_eff = corun_topo_kind(t, k)->efficiency;
+            best_kind = (int)k;
+        }
+    for (unsigned i = 0; i < 8; i++) {
+        tk[i] = task(i, i < 2 ? CORUN_CLASS_CHASING : CORUN_CLASS_COMPUTE);
+        tk[i].ipc = i < 2 ? 0.1 : 2.0;
+        tk[i].llc_mpki = i < 2 ? 50 : 0.2;
+    }
+    place("corun", &s, cpu);
+    for (unsigned i = 0; i < 8; i++) {
+        const struct corun_topo_cpu *c = corun_topo_cpu(t, (unsigned)cpu[i]);
+
+        if (i < 2)
+            assert_int_not_equal(c->kind, best_kind);
+        else
+            assert_int_equal(c->kind, best_kind);
+    }
+    /* The six compute tasks each have a P-core of their own. */
+    for (unsigned i = 2; i < 8; i++)
+        for (unsigned j = i + 1; j < 8; j++)
+            assert_false(corun_topo_shares(t, (unsigned)cpu[i], (unsigned)cpu[j],
+                                           CORUN_LEVEL_CORE));
+    corun_topo_free(t);
+}
+
+/* Hysteresis: a move cost above the predicted gain keeps tasks where they
+ * are; without it, corun leaves the bad placement. */
+static void test_move_cost_keeps_placement(void **state)
+{
+    struct corun_topo *t = synth("core:2 pu:2");
+    struct corun_task_profile tk[4] = {task(0, CORUN_CLASS_COMPUTE), task(1, CORUN_CLASS_COMPUTE),
+                                       task(2, CORUN_CLASS_STREAMING),
+                                       task(3, CORUN_CLASS_STREAMING)};
+    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk, .seed = 1};
+    int cpu[4];
+
+    /* Now: the two compute tasks share core 0 (CPUs 0 and 1). */
+    for (unsigned i = 0; i < 4; i++)
+        tk[i].cpu = (int)i;
+    s.move_cost = 10;
+    place("corun", &s, cpu);
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(cpu[i], (int)i);
+    s.move_cost = 0.001;
+    place("corun", &s, cpu);
+    assert_false(corun_topo_shares(t, (unsigned)cpu[0], (unsigned)cpu[1], CORUN_LEVEL_CORE));
+    corun_topo_free(t);
+}
+
+/* Every policy, every fixture topology, several task counts: plans valid
+ * (usable CPUs, distinct while tasks fit) and identical for equal inputs. */
+static void test_valid_and_deterministic(void **state)
+{
+    DIR *d = opendir(fixture("topologies"));
+    struct dirent *e;
+    unsigned machines = 0;
+    static const enum corun_class cls[] = {CORUN_CLASS_STREAMING, CORUN_CLASS_COMPUTE,
+                                           CORUN_CLASS_RABBIT,    CORUN_CLASS_SHEEP,
+                                           CORUN_CLASS_CHASING,   CORUN_CLASS_UNKNOWN};
+
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        struct corun_topo *t;
+        unsigned usable, counts[4];
+
+        if (!strstr(e->d_name, ".xml"))
+            continue;
+        t = xml(e->d_name);
+        machines++;
+        usable = corun_topo_info(t)->usable_pus;
+        counts[0] = 1;
+        counts[1] = usable / 2 ? usable / 2 : 1;
+        counts[2] = usable;
+        counts[3] = usable + 3;
+        for (unsigned k = 0; k < 4; k++) {
+            unsigned n = counts[k];
+            struct corun_task_profile *tk = calloc(n, sizeof(*tk));
+            int *a = calloc(n, sizeof(int)), *b = calloc(n, sizeof(int));
+            struct corun_snapshot s = {.topo = t, .ntasks = n, .tasks = tk, .seed = 42,
+                                       .round = 4};
+
+            for (unsigned i = 0; i < n; i++)
+                tk[i] = task(i, cls[(i * 7) % 6]);
+            for (unsigned p = 0; p < NPOL; p++) {
+                place(names[p], &s, a);
+                place(names[p], &s, b);
+                assert_memory_equal(a, b, n * sizeof(int));
+                for (unsigned i = 0; i < n; i++) {
+                    if (!strcmp(names[p], "linux"))
+                        assert_int_equal(a[i], -1);
+                    else
+                        assert_true(a[i] >= 0);
+                }
+            }
+            free(tk);
+            free(a);
+            free(b);
+        }
+        corun_topo_free(t);
+    }
+    closedir(d);
+    assert_true(machines >= 10);
+}
+
+static void test_check_plan(void **state)
+{
+    struct corun_topo *t = synth("core:2 pu:2");
+    struct corun_task_profile tk[2] = {task(0, CORUN_CLASS_COMPUTE), task(1, CORUN_CLASS_SHEEP)};
+    struct corun_snapshot s = {.topo = t, .ntasks = 2, .tasks = tk};
+    int cpu[2] = {0, 0};
+    struct corun_plan p = {.ntasks = 2, .cpu = cpu};
+
+    assert_int_equal(corun_policy_check_plan(&s, &p), -EINVAL); /* same CPU, room left */
+    cpu[1] = 4;
+    assert_int_equal(corun_policy_check_plan(&s, &p), -EINVAL); /* no such CPU */
+    cpu[1] = -1;
+    assert_int_equal(corun_policy_check_plan(&s, &p), 0);
+    p.ntasks = 1;
+    assert_int_equal(corun_policy_check_plan(&s, &p), -EINVAL);
+    corun_topo_free(t);
+}
+
+/* The predictor: compute+compute on one core is slower than apart, and a
+ * streamer hurts a rabbit in its LLC more than a compute task does. */
+static void test_predict_orderings(void **state)
+{
+    struct corun_topo *t = synth("pack:1 l3:2 core:2 pu:2");
+    struct corun_task_profile tk[2] = {task(0, CORUN_CLASS_COMPUTE), task(1, CORUN_CLASS_COMPUTE)};
+    struct corun_snapshot s = {.topo = t, .ntasks = 2, .tasks = tk};
+    int same_core[2] = {0, 1}, apart[2] = {0, 4};
+    double sp[2], beside_stream, beside_compute;
+
+    assert_true(corun_policy_predict(&s, same_core, NULL) <
+                corun_policy_predict(&s, apart, NULL) - 0.3);
+    tk[0] = task(0, CORUN_CLASS_RABBIT);
+    tk[1] = task(1, CORUN_CLASS_STREAMING);
+    int same_llc[2] = {0, 2};
+    corun_policy_predict(&s, same_llc, sp);
+    beside_stream = sp[0];
+    tk[1] = task(1, CORUN_CLASS_COMPUTE);
+    corun_policy_predict(&s, same_llc, sp);
+    beside_compute = sp[0];
+    assert_true(beside_stream < beside_compute - 0.2);
+    corun_topo_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_smt_pairing),
+        cmocka_unit_test(test_di_spreads_devils),
+        cmocka_unit_test(test_corun_reaches_predicted_optimum),
+        cmocka_unit_test(test_hybrid_capacity),
+        cmocka_unit_test(test_move_cost_keeps_placement),
+        cmocka_unit_test(test_valid_and_deterministic),
+        cmocka_unit_test(test_check_plan),
+        cmocka_unit_test(test_predict_orderings),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

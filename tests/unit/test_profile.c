@@ -1,0 +1,209 @@
+/*
+ * test_profile.c — the interference learner: classes from counters, the
+ * frequency correction (a clock that drops is not interference), learning a
+ * pair's interference away from the class prior in both directions, and
+ * missing counters staying missing.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "corun/profile.h"
+
+static struct corun_topo *topo;
+
+static int setup(void **state)
+{
+    struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC, .input = "core:2 pu:2"};
+
+    return corun_topo_load(&o, &topo);
+}
+
+static int teardown(void **state)
+{
+    corun_topo_free(topo);
+    return 0;
+}
+
+/* A cumulative counter stream for one task. */
+struct stream {
+    struct corun_sample cur, prev;
+    bool have;
+};
+
+/* One interval of @dt_ns at @ghz actual and 2.5 GHz reference, with @ipc
+ * and @mpki (miss ratio @mr). */
+static void tick(struct stream *s, uint64_t now, double dt_ns, double ghz, double ipc,
+                 double mpki, double mr)
+{
+    double cycles = ghz * dt_ns, instr = ipc * cycles, misses = instr * mpki / 1000;
+
+    s->prev = s->cur;
+    s->have = s->cur.t_ns != 0;
+    s->cur.t_ns = now;
+    s->cur.valid = CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_REF_CYCLES) |
+                   CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) | CORUN_EV_BIT(CORUN_EV_LLC_MISSES) |
+                   CORUN_EV_BIT(CORUN_EV_LLC_REFERENCES) | CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS);
+    s->cur.value[CORUN_EV_CYCLES] += (uint64_t)cycles;
+    s->cur.value[CORUN_EV_REF_CYCLES] += (uint64_t)(2.5 * dt_ns);
+    s->cur.value[CORUN_EV_INSTRUCTIONS] += (uint64_t)instr;
+    s->cur.value[CORUN_EV_LLC_MISSES] += (uint64_t)misses;
+    s->cur.value[CORUN_EV_LLC_REFERENCES] += (uint64_t)(misses / mr);
+    s->cur.value[CORUN_EV_TASK_CLOCK_NS] += (uint64_t)dt_ns;
+}
+
+static struct corun_profile_obs obs_of(struct stream *s, unsigned slot, int cpu)
+{
+    return (struct corun_profile_obs){
+        .slot = slot, .cpu = cpu, .cur = &s->cur, .prev = s->have ? &s->prev : NULL};
+}
+
+static void test_classify(void **state)
+{
+    assert_int_equal(corun_profile_classify(2.0, 0.1, 0.2), CORUN_CLASS_COMPUTE);
+    assert_int_equal(corun_profile_classify(1.0, 2.0, 0.4), CORUN_CLASS_SHEEP);
+    assert_int_equal(corun_profile_classify(0.5, 6.0, 0.25), CORUN_CLASS_RABBIT);
+    assert_int_equal(corun_profile_classify(0.6, 28, 0.85), CORUN_CLASS_STREAMING);
+    assert_int_equal(corun_profile_classify(0.1, 50, 0.7), CORUN_CLASS_CHASING);
+    assert_int_equal(corun_profile_classify(1.0, NAN, NAN), CORUN_CLASS_UNKNOWN);
+    assert_true(corun_profile_mem_share(2.0, 0.1) < 0.05);
+    assert_true(corun_profile_mem_share(0.1, 50) > 0.9);
+}
+
+/*
+ * The clock drops from 3 to 2 GHz: a compute-bound task keeps its IPC
+ * (its rate falls by a third), a memory-bound one keeps its rate (its IPC
+ * rises by half). Neither is interference: the observed slowdown stays
+ * near zero, where raw instructions per second would say 33%.
+ */
+static void test_frequency_is_not_interference(void **state)
+{
+    struct corun_profiler *p;
+    struct stream a = {0}, b = {0};
+    unsigned sa, sb;
+    uint64_t now = 1000;
+
+    assert_int_equal(corun_profiler_new(topo, NULL, &p), 0);
+    assert_int_equal(corun_profiler_add(p, 1, CORUN_CLASS_UNKNOWN, 1, &sa), 0);
+    assert_int_equal(corun_profiler_add(p, 2, CORUN_CLASS_UNKNOWN, 1, &sb), 0);
+    for (unsigned k = 0; k < 12; k++) {
+        double ghz = k < 6 ? 3.0 : 2.0;
+        struct corun_profile_obs o[2];
+
+        now += 100000000;
+        tick(&a, now, 1e8, ghz, 2.0, 0.1, 0.2);
+        /* Memory-bound: 0.6 cycles of compute plus 1.5 ns of memory
+         * stall per instruction: IPC = 1 / (0.6 + 1.5 * GHz). */
+        tick(&b, now, 1e8, ghz, 1.0 / (0.6 + 1.5 * ghz), 40, 0.9);
+        o[0] = obs_of(&a, sa, 0);
+        o[1] = obs_of(&b, sb, 2);
+        assert_int_equal(corun_profiler_update(p, o, 2), 0);
+    }
+    assert_true(fabs(corun_profiler_observed_slowdown(p, sa)) < 0.05);
+    assert_true(fabs(corun_profiler_observed_slowdown(p, sb)) < 0.15);
+    assert_true(fabs(corun_profiler_get(p, sa)->freq_ratio - 0.8) < 0.01);
+    corun_profiler_free(p);
+}
+
+/* Predicted extra time of the victim at the core level from the profiles
+ * (the pairwise form of corun_profile_core_pair()). */
+static double core_x(const struct corun_profiler *p, unsigned victim, unsigned other)
+{
+    const struct corun_task_profile *v = corun_profiler_get(p, victim);
+    const struct corun_task_profile *a = corun_profiler_get(p, other);
+    double vp0, vs0, ap0, as0;
+
+    corun_profile_prior(v->cls, CORUN_LEVEL_CORE, &vp0, &vs0);
+    corun_profile_prior(a->cls, CORUN_LEVEL_CORE, &ap0, &as0);
+    return v->sensitivity[CORUN_LEVEL_CORE] / vs0 * corun_profile_core_pair(v->cls, a->cls) *
+           a->pressure[CORUN_LEVEL_CORE] / ap0;
+}
+
+/*
+ * Two compute-bound tasks, moved every six intervals between two cores and
+ * one SMT core, where they really halve each other (the prior says 0.68
+ * extra) or do not slow each other at all. The learner raises the pair's
+ * predicted interference toward what it sees; a second pair that does not
+ * slow down at all is learned down.
+ */
+static void learn_pair(double shared_ipc, double *x_before, double *x_after)
+{
+    struct corun_profiler *p;
+    struct stream a = {0}, b = {0};
+    unsigned sa, sb;
+    uint64_t now = 1000;
+
+    assert_int_equal(corun_profiler_new(topo, NULL, &p), 0);
+    assert_int_equal(corun_profiler_add(p, 1, CORUN_CLASS_UNKNOWN, 1, &sa), 0);
+    assert_int_equal(corun_profiler_add(p, 2, CORUN_CLASS_UNKNOWN, 1, &sb), 0);
+    for (unsigned k = 0; k < 60; k++) {
+        bool shared = (k / 6) % 2 == 1;
+        double ipc = shared ? shared_ipc : 2.0;
+        struct corun_profile_obs o[2];
+
+        now += 100000000;
+        tick(&a, now, 1e8, 3.0, ipc, 0.1, 0.2);
+        tick(&b, now, 1e8, 3.0, ipc, 0.1, 0.2);
+        o[0] = obs_of(&a, sa, 0);
+        o[1] = obs_of(&b, sb, shared ? 1 : 2);
+        assert_int_equal(corun_profiler_update(p, o, 2), 0);
+        if (k == 5)
+            *x_before = core_x(p, sa, sb);
+    }
+    assert_int_equal(corun_profiler_get(p, sa)->cls, CORUN_CLASS_COMPUTE);
+    *x_after = core_x(p, sa, sb);
+    corun_profiler_free(p);
+}
+
+static void test_learns_pair_interference(void **state)
+{
+    double before, after;
+
+    learn_pair(1.0, &before, &after); /* truly x = 1 */
+    assert_true(fabs(before - 0.68) < 0.01);
+    assert_true(after > before + 0.15);
+    learn_pair(2.0, &before, &after); /* truly x = 0 */
+    assert_true(after < before - 0.3);
+}
+
+static void test_missing_counters(void **state)
+{
+    struct corun_profiler *p;
+    struct corun_sample s1 = {.t_ns = 100, .valid = CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS)};
+    struct corun_sample s2 = s1;
+    struct corun_profile_obs o = {.slot = 0, .cpu = -1, .cur = &s2, .prev = &s1};
+    const struct corun_task_profile *t;
+    unsigned slot;
+
+    assert_int_equal(corun_profiler_new(topo, NULL, &p), 0);
+    assert_int_equal(corun_profiler_add(p, 7, CORUN_CLASS_UNKNOWN, 0, &slot), 0);
+    s2.t_ns = 1000100;
+    s2.value[CORUN_EV_TASK_CLOCK_NS] = 500000;
+    assert_int_equal(corun_profiler_update(p, &o, 1), 0);
+    t = corun_profiler_get(p, slot);
+    assert_true(isnan(t->ipc));
+    assert_true(isnan(t->llc_mpki));
+    assert_true(fabs(t->cpu_util - 0.5) < 1e-6);
+    assert_int_equal(t->cls, CORUN_CLASS_UNKNOWN);
+    assert_true(t->weight == 1.0);
+    assert_true(t->pressure[CORUN_LEVEL_L3] > 0); /* the unknown prior */
+    o.slot = 5;
+    assert_int_equal(corun_profiler_update(p, &o, 1), -EINVAL);
+    assert_null(corun_profiler_get(p, 5));
+    corun_profiler_free(p);
+    assert_int_equal(corun_profiler_new(NULL, NULL, &p), -EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_frequency_is_not_interference),
+        cmocka_unit_test(test_learns_pair_interference),
+        cmocka_unit_test(test_missing_counters),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
