@@ -61,15 +61,12 @@ const struct corun_policy *cli_policy_get(const char *cmd, const char *name)
     const struct corun_policy *p;
 
     if (!name)
-        return corun_policy_find("corun") ? corun_policy_find("corun")
-                                          : corun_policy_find("spread");
+        name = "corun";
     p = corun_policy_find(name);
     if (!p) {
         fprintf(stderr, "corun %s: unknown policy '%s'; known:", cmd, name);
         for (unsigned i = 0; corun_policy_at(i); i++)
             fprintf(stderr, " %s", corun_policy_at(i)->name);
-        if (!corun_policy_at(0)) /* the stand-in registry lists none */
-            fprintf(stderr, " spread linux");
         fputc('\n', stderr);
     }
     return p;

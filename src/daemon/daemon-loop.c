@@ -66,13 +66,8 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
     if (!parts->sense)
         corun__info("daemon: no sensor (%s): CPU use from /proc only", parts->sensor_why);
 
-    /* The documented default, `corun`, comes with the policy box's real
-     * registry; a build without it falls back to `spread`, and says so. Any
-     * other unknown name is the user's mistake. */
+    /* An unknown policy name is the user's mistake. */
     parts->policy = corun_policy_find(cfg->policy);
-    if (!parts->policy && !strcmp(cfg->policy, "corun") &&
-        (parts->policy = corun_policy_find("spread")))
-        corun__warn("daemon: policy 'corun' is not in this build: placing with 'spread'");
     if (!parts->policy) {
         snprintf(why, len, "unknown policy '%s'", cfg->policy);
         return -ENOENT;
@@ -161,12 +156,15 @@ static void profile_from(struct managed *m, const struct corun_sample *s, unsign
  * /proc for thousands of sleepers would cost more than the daemon's whole
  * budget (docs/internals/daemon.md, "Cost"). Returns true with *@s filled.
  */
+static bool is_active(const struct corun_daemon *d, const struct managed *m)
+{
+    return d->cfg.sample_min_cpu <= 0 ||
+           (!isnan(m->cpu_percent) && m->cpu_percent >= d->cfg.sample_min_cpu);
+}
+
 static bool sample(struct corun_daemon *d, struct managed *m, struct corun_sample *s)
 {
-    bool active = d->cfg.sample_min_cpu <= 0 ||
-                  (!isnan(m->cpu_percent) && m->cpu_percent >= d->cfg.sample_min_cpu);
-
-    if (!d->sense || !active)
+    if (!d->sense || !is_active(d, m))
         return false;
     if (m->sense_handle < 0) {
         /* A refused attach (EMFILE, EACCES) is retried only every 30 ticks. */
@@ -337,34 +335,56 @@ static int move(struct corun_daemon *d, struct managed *m, int to)
     return err;
 }
 
+/*
+ * Asks the policy where the active processes should run and applies what
+ * hysteresis lets through. Only processes using at least sample_min_cpu
+ * percent of a CPU are placed: an idle process neither suffers nor causes
+ * interference, moving it gains nothing, and leaving it out keeps the
+ * policy's cost proportional to the busy processes rather than to every
+ * sleeper selected (1000 sleepers cost the corun policy several percent of a
+ * CPU per tick otherwise). Idle processes stay where they are.
+ */
 static int place_and_apply(struct corun_daemon *d)
 {
     struct corun_task_profile *tasks;
     struct corun_snapshot snap;
     struct corun_plan plan;
-    unsigned moves = 0;
+    unsigned moves = 0, nact = 0;
+    size_t *idx;
     int err;
 
-    tasks = calloc(d->nprocs, sizeof(*tasks));
-    plan.cpu = calloc(d->nprocs, sizeof(int));
-    if (!tasks || !plan.cpu) {
+    tasks = calloc(d->nprocs ? d->nprocs : 1, sizeof(*tasks));
+    plan.cpu = calloc(d->nprocs ? d->nprocs : 1, sizeof(int));
+    idx = calloc(d->nprocs ? d->nprocs : 1, sizeof(*idx));
+    if (!tasks || !plan.cpu || !idx) {
         err = -ENOMEM;
         goto out_free;
     }
-    for (size_t i = 0; i < d->nprocs; i++)
-        tasks[i] = d->procs[i].prof;
-    snap = (struct corun_snapshot){
-        .topo = d->topo, .ntasks = (unsigned)d->nprocs, .tasks = tasks, .seed = 1};
-    plan.ntasks = (unsigned)d->nprocs;
-    err = d->policy->place(&snap, &plan);
+    for (size_t i = 0; i < d->nprocs; i++) {
+        if (!is_active(d, &d->procs[i])) {
+            d->procs[i].planned = d->procs[i].placed;
+            d->procs[i].planned_streak = 0;
+            if (d->procs[i].placed < 0)
+                snprintf(d->procs[i].why, sizeof(d->procs[i].why),
+                         "idle (under %.3g%% of a CPU): left where the kernel runs it",
+                         d->cfg.sample_min_cpu);
+            continue;
+        }
+        tasks[nact] = d->procs[i].prof;
+        idx[nact++] = i;
+    }
+    snap = (struct corun_snapshot){.topo = d->topo, .ntasks = nact, .tasks = tasks, .seed = 1};
+    plan.ntasks = nact;
+    err = nact ? d->policy->place(&snap, &plan) : 0;
     if (err) {
-        corun__warn("daemon: policy '%s' could not place %zu processes: %s", d->policy->name,
-                    d->nprocs, corun_strerror(err));
+        corun__warn("daemon: policy '%s' could not place %u processes: %s", d->policy->name,
+                    nact, corun_strerror(err));
         goto out_free;
     }
-    for (size_t i = 0; i < d->nprocs; i++) {
+    for (unsigned k = 0; k < nact; k++) {
+        size_t i = idx[k];
         struct managed *m = &d->procs[i];
-        int to = plan.cpu[i], from_os = m->placed >= 0 ? corun__daemon_os_cpu(d, m->placed) : -1;
+        int to = plan.cpu[k], from_os = m->placed >= 0 ? corun__daemon_os_cpu(d, m->placed) : -1;
         char why[160];
 
         if (m->denied)
@@ -425,6 +445,7 @@ static int place_and_apply(struct corun_daemon *d)
 out_free:
     free(tasks);
     free(plan.cpu);
+    free(idx);
     return err;
 }
 

@@ -5,8 +5,12 @@
 . "$(dirname "$0")/daemon-lib.bash"
 prog "${tag}q"
 spawn "${tag}q"; keeper=$last
-"$CORUN" daemon --foreground --socket "$sock" --journal-dir "$journal" --interval 0.05 \
-  --comm "${tag}q" 2>> "$tmp/daemon.err" &
+# sample_min_cpu = 0: every selected process is placed, idle or not, so the
+# short-lived ones are acted on as they exit (by default idle ones are left
+# alone and never reach the actuator).
+printf '[daemon]\nsample_min_cpu = 0\n' > "$tmp/churn.conf"
+"$CORUN" daemon --foreground --config "$tmp/churn.conf" --socket "$sock" --journal-dir "$journal" \
+  --interval 0.05 --comm "${tag}q" 2>> "$tmp/daemon.err" &
 dpid=$!
 wait_for "the daemon's socket" status_ok
 expect_placing

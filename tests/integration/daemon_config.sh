@@ -48,17 +48,12 @@ done
 "$CORUN" daemon --policy no-such-policy --foreground --socket "$sock" --journal-dir "$journal" \
   > /dev/null 2> "$tmp/e"; expect_eq "unknown policy exit" $? 2
 grep -q "unknown policy 'no-such-policy'" "$tmp/e" && ok || fail "unknown policy: $(cat "$tmp/e")"
-# The default, corun, places (with spread until the real registry lands).
+# The default policy is corun, and it places.
 prog "${tag}d"; spawn "${tag}d"
 start_daemon --comm "${tag}d"
 expect_placing
 pol=$(status_json | sed -nE 's/^    "policy": "(.*)",?$/\1/p')
-case $pol in
-  corun) ok ;;
-  spread) grep -q "policy 'corun' is not in this build: placing with 'spread'" "$tmp/daemon.err" && ok ||
-            fail "fell back to spread without saying so: $(cat "$tmp/daemon.err")" ;;
-  *) fail "default policy: '$pol'" ;;
-esac
+expect_eq "default policy" "$pol" corun
 stop_daemon TERM
 
 # A good file with command-line overrides: the command line wins.
