@@ -38,6 +38,9 @@ struct managed {
     bool owner_took_over;     /* its mask changed from ours: someone pinned it */
     bool seen;                /* in this tick's selection */
     char why[256];            /* where it is and why, for status */
+    /* The policy's predicted speed (1 = alone on a fastest CPU) where it is
+     * now and where the plan puts it; NaN when not predicted (idle). */
+    double speed_now, speed_planned;
 };
 
 struct migration {

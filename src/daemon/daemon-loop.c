@@ -222,6 +222,7 @@ static int add_proc(struct corun_daemon *d, size_t at, const struct corun_proc_i
     m->dwell = d->cfg.min_dwell; /* never moved: free to move */
     m->prof.ipc = m->prof.freq_ratio = m->prof.llc_mpki = NAN;
     m->prof.llc_miss_ratio = m->prof.mem_bw_bps = NAN;
+    m->speed_now = m->speed_planned = NAN;
     return 0; /* the sensor is attached once the process is busy: sample() */
 }
 
@@ -336,6 +337,37 @@ static int move(struct corun_daemon *d, struct managed *m, int to)
 }
 
 /*
+ * The prediction behind the plan, for status: each active process's speed
+ * under the model of corun_policy_predict() where it runs now and where the
+ * plan puts it. Idle processes get NaN. A failed prediction (ENOMEM) leaves
+ * NaN too: status then has no figure rather than a wrong one.
+ */
+static void predict(struct corun_daemon *d, const struct corun_snapshot *snap,
+                    const struct corun_plan *plan, const size_t *idx)
+{
+    double *now = calloc(snap->ntasks ? snap->ntasks : 1, sizeof(double));
+    double *then = calloc(snap->ntasks ? snap->ntasks : 1, sizeof(double));
+    int *cur = calloc(snap->ntasks ? snap->ntasks : 1, sizeof(int));
+    bool ok;
+
+    for (size_t i = 0; i < d->nprocs; i++)
+        d->procs[i].speed_now = d->procs[i].speed_planned = NAN;
+    if (!now || !then || !cur)
+        goto out_free;
+    for (unsigned k = 0; k < snap->ntasks; k++)
+        cur[k] = d->procs[idx[k]].placed;
+    ok = corun_policy_predict(snap, cur, now) >= 0 && corun_policy_predict(snap, plan->cpu, then) >= 0;
+    for (unsigned k = 0; ok && k < snap->ntasks; k++) {
+        d->procs[idx[k]].speed_now = now[k];
+        d->procs[idx[k]].speed_planned = then[k];
+    }
+out_free:
+    free(now);
+    free(then);
+    free(cur);
+}
+
+/*
  * Asks the policy where the active processes should run and applies what
  * hysteresis lets through. Only processes using at least sample_min_cpu
  * percent of a CPU are placed: an idle process neither suffers nor causes
@@ -381,6 +413,7 @@ static int place_and_apply(struct corun_daemon *d)
                     nact, corun_strerror(err));
         goto out_free;
     }
+    predict(d, &snap, &plan, idx);
     for (unsigned k = 0; k < nact; k++) {
         size_t i = idx[k];
         struct managed *m = &d->procs[i];
@@ -415,8 +448,9 @@ static int place_and_apply(struct corun_daemon *d)
             continue;
         }
         err = move(d, m, to);
-        snprintf(why, sizeof(why), "policy '%s': planned on %u ticks in a row", d->policy->name,
-                 m->planned_streak);
+        snprintf(why, sizeof(why),
+                 "policy '%s': predicted speed %.2f -> %.2f, planned on %u ticks in a row",
+                 d->policy->name, m->speed_now, m->speed_planned, m->planned_streak);
         corun__daemon_record(d, m, from_os, to >= 0 ? corun__daemon_os_cpu(d, to) : -1, err, why);
         if (err == -ESRCH) {
             d->err_esrch++;

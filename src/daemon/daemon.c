@@ -309,9 +309,16 @@ static void status_process(const struct corun_daemon *d, const struct managed *m
     kv_num(b, "freq_ratio", p->freq_ratio, true);
     kv_num(b, "placed_cpu", m->placed >= 0 ? corun__daemon_os_cpu(d, m->placed) : NAN, true);
     kv_str(b, "why", m->why[0] ? m->why : "left to the kernel: no move planned", true);
-    /* The policy interface returns a plan, not the predicted slowdowns that
-     * justified it; the engine adds them when it lands. */
-    kv_str(b, "prediction", NULL, false);
+    /* The policy's model behind the plan: speed 1 is the process alone on a
+     * fastest CPU; null for idle processes, which are not placed. */
+    if (isnan(m->speed_now)) {
+        kv_str(b, "prediction", NULL, false);
+    } else {
+        corun_ctl_buf_printf(b, "\"prediction\": {");
+        kv_num(b, "speed_now", m->speed_now, true);
+        kv_num(b, "speed_planned", m->speed_planned, false);
+        corun_ctl_buf_printf(b, "}");
+    }
     corun_ctl_buf_printf(b, "}");
 }
 

@@ -29,6 +29,10 @@ for p in "$a" "$b"; do
   c=$(placed_cpu "$p")
   [[ -z $c ]] && continue
   expect_eq "$p affinity is its placement" "$(allowed "$p")" "$c"
+  # status explains it with the policy's prediction (speeds in (0, 2])
+  pred=$(status_json | sed -nE "s/.*\{\"pid\": $p, .*\"prediction\": \{\"speed_now\": ([0-9.]+), \"speed_planned\": ([0-9.]+)\}.*/\1 \2/p")
+  awk -v p="$pred" 'BEGIN { n = split(p, v, " "); exit !(n == 2 && v[1] > 0 && v[1] <= 2 && v[2] > 0 && v[2] <= 2) }' &&
+    ok || fail "$p: no prediction in status: '$pred'"
 done
 stop_daemon TERM
 expect_eq "daemon exit on SIGTERM" "$drc" 0
