@@ -63,6 +63,10 @@ if [[ $mode == madvise || $mode == always ]]; then
     out=$("$CORUN" thp-exec --thp -- "$W/$prog" 128 200000); expect_eq "$prog --thp exit" $? 0
     buf=$(field buffer_kb "$out"); huge=$(field huge_kb "$out")
     ((huge * 10 >= buf * 9)) && ok || fail "$prog --thp: $huge of $buf KiB in huge pages (< 90%)"
+    # The same through the user's command, corun run --thp.
+    out=$("$CORUN" run --thp -- "$W/$prog" 128 200000 2> /dev/null); expect_eq "$prog run --thp exit" $? 0
+    buf=$(field buffer_kb "$out"); huge=$(field huge_kb "$out")
+    ((huge * 10 >= buf * 9)) && ok || fail "$prog run --thp: $huge of $buf KiB in huge pages (< 90%)"
     if [[ $mode == madvise ]]; then
       out=$("$W/$prog" 128 200000)
       buf=$(field buffer_kb "$out"); huge=$(field huge_kb "$out")
