@@ -160,6 +160,18 @@ CORUN_API int corun_engine_set_home(struct corun_engine *e, unsigned idx, int no
  */
 CORUN_API int corun_engine_set_cpu(struct corun_engine *e, unsigned idx, int cpu);
 
+/*
+ * corun_engine_adopt() - says that the caller itself pinned task @idx to
+ * dense CPU @cpu, through the engine's actuator (a batch runner placing a
+ * job as it starts it). From then on the engine counts the task as pinned
+ * by itself since now: moving it is subject to hysteresis and the cap, and
+ * corun_engine_remove() restores it. @cpu -1: the caller gave it back to
+ * the kernel (nothing is applied). Nothing is applied or counted in the
+ * stats. 0, -ENOENT for an unknown or removed task, -EINVAL for a CPU that
+ * is not usable.
+ */
+CORUN_API int corun_engine_adopt(struct corun_engine *e, unsigned idx, int cpu);
+
 /* Puts every task the engine pinned back as it was (actuator restore_all). */
 CORUN_API int corun_engine_restore(struct corun_engine *e);
 

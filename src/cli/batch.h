@@ -14,6 +14,7 @@
 #include "cli/json.h"
 #include "cli/run-measure.h"
 #include "corun/act.h"
+#include "corun/engine.h"
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
@@ -37,6 +38,7 @@ struct job_run {
     bool unpinned;                           /* its CPU was contended: every CPU given back */
     pid_t applied[64];                       /* processes of the job we placed (for restore) */
     unsigned napplied;
+    int eng_idx;                             /* its task in the engine; -1 not managed */
 };
 
 struct batch {
@@ -45,6 +47,7 @@ struct batch {
     bool fifo; /* linux policy: first in, first out, unpinned */
     const struct corun_act_ops *ops;
     void *act;
+    struct corun_engine *eng; /* re-places running jobs; NULL: none (linux, no sensor) */
     struct corun_topo *topo;
     unsigned jmax;
     unsigned njobs;

@@ -6,8 +6,16 @@
  * blocked and taken synchronously (sigtimedwait) → while jobs remain: start
  * jobs while slots are free (which one and where: batch-sched.c and the
  * policy), wait for a child, a signal or the next tick (learn CPU use, pick
- * up new threads, re-place when profiles say so) → teardown: restore every
- * placement, reap every process, report.
+ * up new threads, step the engine) → teardown: restore every placement,
+ * reap every process, report.
+ *
+ * Re-placing running jobs is the engine's (corun/engine.h), as in `corun
+ * sim` and the daemon: one engine per run, over the sensor the jobs are
+ * measured with and the batch's own actuator (so the journal and the final
+ * restore_all cover its moves). A job joins it when it starts pinned (the
+ * engine adopts the chooser's CPU, so its hysteresis and move cap apply from
+ * the start) and leaves it when it exits or is unpinned; the engine moves
+ * the job's leader, the tick then moves the rest of its process group.
  *
  * Each job is `/bin/sh -c LINE` in its own process group, with stdin from
  * /dev/null; corun is a child subreaper, so whatever a job leaves behind is
@@ -35,7 +43,7 @@
 #include "cli/topo-load.h"
 
 #define TICK_NS         250000000L /* learning and thread pick-up period */
-#define REPLACE_EVERY_S 2.0        /* hysteresis: re-place at most this often */
+#define ENGINE_EVERY_NS 2000000000 /* the engine's interval (ns): re-place at most this often */
 #define MATURE_S        1.0        /* a job's CPU use means something after this */
 #define WINDOW          8          /* queued jobs considered at each start */
 #define STOP_GRACE_S    10.0       /* after forwarding a signal, then SIGKILL */
@@ -68,8 +76,7 @@ static void job_profile(const struct batch *b, const struct job_run *r, unsigned
 }
 
 /* Profiles of the running jobs into @tasks (room for njobs + 1); their count. */
-static unsigned running_profiles(const struct batch *b, struct corun_task_profile *tasks,
-                                 struct job_run **who)
+static unsigned running_profiles(const struct batch *b, struct corun_task_profile *tasks)
 {
     unsigned n = 0;
 
@@ -79,8 +86,6 @@ static unsigned running_profiles(const struct batch *b, struct corun_task_profil
         if (r->state != JOB_RUNNING)
             continue;
         job_profile(b, r, n, r->cpu, &tasks[n]);
-        if (who)
-            who[n] = r;
         n++;
     }
     return n;
@@ -127,7 +132,7 @@ static double cost_later(struct batch *b, const struct job_run *cand,
  */
 static struct job_run *pick_next(struct batch *b, struct corun_task_profile *tasks, int *cpu_out)
 {
-    unsigned nrun = running_profiles(b, tasks, NULL), seen = 0;
+    unsigned nrun = running_profiles(b, tasks), seen = 0;
     int *plan_cpu = calloc(nrun + 1, sizeof(int));
     struct job_run *best = NULL, *head = NULL;
     double best_cost = INFINITY;
@@ -194,6 +199,41 @@ static int place_pid(struct batch *b, struct job_run *r, pid_t pid, int cpu)
     return err;
 }
 
+/*
+ * Hands the just-placed job @r (stopped before its exec, so a perf sensor
+ * counts from the exec on) to the engine, which adopts the CPU the chooser
+ * gave it. Without the engine, or when it refuses, the job simply stays
+ * where the chooser put it.
+ */
+static void engine_add_job(struct batch *b, struct job_run *r)
+{
+    const struct sched_learned *l = sched_book_find(&b->book, r->key);
+    struct corun_engine_task t = {.target = r->pid,
+                                  .id = (unsigned)(r - b->runs),
+                                  .hint = r->cls != CORUN_CLASS_UNKNOWN || !l ? r->cls : l->cls,
+                                  .weight = r->spec->weight};
+    unsigned idx;
+
+    if (!b->eng || corun_engine_add(b->eng, &t, &idx))
+        return;
+    if (corun_engine_adopt(b->eng, idx, r->cpu)) {
+        corun_engine_remove(b->eng, idx);
+        return;
+    }
+    corun_engine_set_home(b->eng, idx,
+                          (int)corun_topo_cpu(b->topo, (unsigned)r->cpu)->dom[CORUN_LEVEL_NUMA]);
+    r->eng_idx = (int)idx;
+}
+
+/* Job @r leaves the engine (it exited, or was unpinned); the engine
+ * restores its leader if it still holds it. */
+static void engine_drop_job(struct batch *b, struct job_run *r)
+{
+    if (b->eng && r->eng_idx >= 0)
+        corun_engine_remove(b->eng, (unsigned)r->eng_idx);
+    r->eng_idx = -1;
+}
+
 static void start_job(struct batch *b, struct job_run *r, int cpu)
 {
     struct spawn_opts so = {.shell_cmd = r->spec->command, .new_pgroup = true, .null_stdin = true};
@@ -226,6 +266,7 @@ static void start_job(struct batch *b, struct job_run *r, int cpu)
             b->placement_errors++;
         } else {
             r->cpu = cpu;
+            engine_add_job(b, r);
         }
     }
     if ((err = spawn_release(&sp, why, sizeof(why)))) {
@@ -304,6 +345,7 @@ static void reap(struct batch *b)
         r = running_by_pid(b, si.si_pid);
         if (r) {
             run_measure_exited(&r->m); /* its counters, while it is a zombie */
+            engine_drop_job(b, r);
             kill(-r->pid, SIGTERM);
         }
         if (wait4(si.si_pid, &status, 0, &ru) < 0)
@@ -331,68 +373,6 @@ static unsigned group_pids(pid_t pgid, pid_t *out, unsigned max)
     }
     closedir(dir);
     return n;
-}
-
-static void move_job(struct batch *b, struct job_run *r, int cpu)
-{
-    pid_t pids[64];
-    unsigned n = 1;
-    int err;
-
-    pids[0] = r->pid;
-    if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
-        n = group_pids(r->pid, pids, 64);
-    for (unsigned i = 0; i < n; i++)
-        if ((err = place_pid(b, r, pids[i], cpu)) && err != -ESRCH)
-            b->placement_errors++;
-    r->cpu = cpu;
-    r->moves++;
-    b->replacements++;
-}
-
-/* As profiles mature, ask the policy again for all running jobs; apply its
- * plan only when it is predicted to cut interference by a tenth and moves
- * few jobs (moving costs caches). */
-static void replace(struct batch *b, struct corun_task_profile *tasks, struct job_run **who)
-{
-    unsigned n = running_profiles(b, tasks, who), moves = 0;
-    struct corun_task_profile *next;
-    double before = 0, after = 0;
-    int *cpu;
-
-    if (n < 2 || !b->ops)
-        return;
-    cpu = calloc(n, sizeof(int));
-    next = calloc(n, sizeof(*next));
-    if (!cpu || !next)
-        goto out_free;
-    for (unsigned i = 0; i < n; i++) {
-        next[i] = tasks[i];
-        next[i].cpu = -1;
-    }
-    {
-        struct corun_snapshot snap = {.topo = b->topo, .ntasks = n, .tasks = next, .seed = 1};
-        struct corun_plan plan = {.ntasks = n, .cpu = cpu};
-
-        if (b->pol->place(&snap, &plan))
-            goto out_free;
-    }
-    for (unsigned i = 0; i < n; i++) {
-        next[i].cpu = cpu[i];
-        moves += cpu[i] != tasks[i].cpu;
-    }
-    for (unsigned i = 0; i < n; i++) {
-        before += sched_cost_with(b->topo, &tasks[i], tasks, i);
-        after += sched_cost_with(b->topo, &next[i], next, i);
-    }
-    if (moves == 0 || moves > 2 || after > 0.9 * before)
-        goto out_free;
-    for (unsigned i = 0; i < n; i++)
-        if (cpu[i] != tasks[i].cpu && cpu[i] >= 0 && !who[i]->unpinned)
-            move_job(b, who[i], cpu[i]);
-out_free:
-    free(cpu);
-    free(next);
 }
 
 /* Places every process of job @r again (the affinity actuator: each one's
@@ -425,6 +405,7 @@ static void unpin_job(struct batch *b, struct job_run *r)
 
     if (corun_topo_usable_set(b->topo, &all) || corun_cpuset_count(&all) == 0)
         goto out_release;
+    engine_drop_job(b, r);
     pids[0] = r->pid;
     if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
         n = group_pids(r->pid, pids, 64);
@@ -441,9 +422,50 @@ out_release:
     corun_cpuset_release(&all);
 }
 
-/* Learns CPU use, picks up new threads, and re-places now and then. */
-static void tick(struct batch *b, struct corun_task_profile *tasks, struct job_run **who,
-                 double *last_replace)
+/* The engine's clock, CLOCK_MONOTONIC: when its next interval is due. */
+static uint64_t engine_now_ns(void)
+{
+    struct corun_clock c = corun_clock_monotonic();
+
+    return c.now_ns(c.ctx);
+}
+
+/*
+ * One engine interval: sample, learn, and maybe move some jobs' leaders
+ * (hysteresis and the move cap are the engine's). A moved job's other
+ * processes follow here; a job the plan gives back to the kernel is
+ * unpinned whole.
+ */
+static void engine_tick(struct batch *b)
+{
+    int err = corun_engine_step(b->eng);
+
+    if (err && cli_verbose)
+        fprintf(stderr, "corun batch: engine step: %s\n", corun_strerror(err));
+    for (unsigned i = 0; i < b->njobs; i++) {
+        struct job_run *r = &b->runs[i];
+        int cpu;
+
+        if (r->state != JOB_RUNNING || r->eng_idx < 0)
+            continue;
+        cpu = corun_engine_task_cpu(b->eng, (unsigned)r->eng_idx);
+        if (cpu == r->cpu)
+            continue;
+        if (cpu < 0) {
+            unpin_job(b, r);
+            continue;
+        }
+        r->cpu = cpu;
+        r->moves++;
+        b->replacements++;
+        replace_job_threads(b, r);
+        if (cli_verbose)
+            fprintf(stderr, "corun batch: engine moved %s to CPUs %s\n", r->spec->name, r->cpus);
+    }
+}
+
+/* Learns CPU use, picks up new threads, and steps the engine now and then. */
+static void tick(struct batch *b, uint64_t *next_engine_ns)
 {
     unsigned n = 0, nrun = count_state(b, JOB_RUNNING);
     pid_t *pg = calloc(nrun + 1, sizeof(*pg));
@@ -481,9 +503,9 @@ static void tick(struct batch *b, struct corun_task_profile *tasks, struct job_r
         if (r->cpu >= 0 && b->ops && r->napplied)
             replace_job_threads(b, r);
     }
-    if (!b->fifo && now - *last_replace >= REPLACE_EVERY_S) {
-        *last_replace = now;
-        replace(b, tasks, who);
+    if (b->eng && engine_now_ns() >= *next_engine_ns) {
+        *next_engine_ns = engine_now_ns() + ENGINE_EVERY_NS;
+        engine_tick(b);
     }
 out_free:
     free(pg);
@@ -544,27 +566,77 @@ static void drain(struct batch *b)
     }
 }
 
+/*
+ * The engine for one run of @b: the chosen policy, the sensor the jobs are
+ * measured with, the batch's actuator, the monotonic clock; the first plan
+ * after one interval. None for the linux policy (nothing is pinned), without
+ * an actuator or a sensor, or when it cannot be made: then running jobs stay
+ * where they started.
+ */
+static void engine_open(struct batch *b)
+{
+    struct corun_engine_opts o = {.topo = b->topo,
+                                  .policy = b->pol,
+                                  .act = b->ops,
+                                  .act_state = b->act,
+                                  .clock = corun_clock_monotonic(),
+                                  .interval_ns = ENGINE_EVERY_NS,
+                                  .warmup_ns = ENGINE_EVERY_NS,
+                                  .seed = 1};
+    int err;
+
+    b->eng = NULL;
+    if (b->fifo || !b->ops || !run_measure_sense(&o.sense, &o.sense_state))
+        return;
+    if ((err = corun_engine_new(&o, &b->eng))) {
+        cli_error("batch", "engine: %s; running jobs will not be re-placed", corun_strerror(err));
+        b->eng = NULL;
+    }
+}
+
+/* Frees the engine (it detaches its tasks; the placements it made are the
+ * actuator's to restore, with the batch's). */
+static void engine_close(struct batch *b)
+{
+    struct corun_engine_stats st;
+
+    if (!b->eng)
+        return;
+    corun_engine_stats(b->eng, &st);
+    if (cli_verbose)
+        fprintf(stderr,
+                "corun batch: engine: %llu intervals, %llu plans, %llu moves, %llu held, "
+                "%llu capped, %llu errors\n",
+                (unsigned long long)st.intervals, (unsigned long long)st.plans,
+                (unsigned long long)st.migrations, (unsigned long long)st.held,
+                (unsigned long long)st.capped, (unsigned long long)st.errors);
+    corun_engine_free(b->eng);
+    b->eng = NULL;
+}
+
 /* Runs the whole batch @b. Returns 0, or the signal that stopped it. */
 static int batch_run(struct batch *b)
 {
     struct timespec ts = {.tv_sec = 0, .tv_nsec = TICK_NS};
     struct corun_task_profile *tasks = calloc(b->njobs + 1, sizeof(*tasks));
-    struct job_run **who = calloc(b->njobs + 1, sizeof(*who));
-    double last_replace = run_now_s(), stop_deadline = 0, next_tick = 0;
+    double stop_deadline = 0, next_tick = 0;
+    uint64_t next_engine_ns;
     bool killed = false;
     sigset_t sigs;
 
-    if (!tasks || !who) {
-        free(tasks);
-        free(who);
+    if (!tasks)
         return -ENOMEM;
-    }
+    engine_open(b);
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGCHLD);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGHUP);
     b->t0 = run_now_s();
+    /* The engine's first step only takes the clock; its warm-up starts here. */
+    if (b->eng)
+        corun_engine_step(b->eng);
+    next_engine_ns = engine_now_ns() + ENGINE_EVERY_NS;
     for (;;) {
         unsigned nrun = count_state(b, JOB_RUNNING);
         int sig;
@@ -596,14 +668,14 @@ static int batch_run(struct batch *b)
                     kill(-b->runs[i].pid, SIGKILL);
         }
         if (!b->stop_sig && run_now_s() >= next_tick) {
-            tick(b, tasks, who, &last_replace);
+            tick(b, &next_engine_ns);
             next_tick = run_now_s() + (double)TICK_NS * 1e-9;
         }
     }
     b->makespan_s = run_now_s() - b->t0;
     drain(b);
+    engine_close(b);
     free(tasks);
-    free(who);
     return b->stop_sig;
 }
 
@@ -622,6 +694,7 @@ static int batch_init(struct batch *b, const struct job_list *jobs, const char *
         b->runs[i].spec = &jobs->jobs[i];
         b->runs[i].cls = jobs->jobs[i].cls;
         b->runs[i].cpu = -1;
+        b->runs[i].eng_idx = -1;
         sched_key(jobs->jobs[i].command, b->runs[i].key, sizeof(b->runs[i].key));
     }
     return 0;

@@ -44,6 +44,15 @@ const char *run_measure_backend(char *why, size_t len)
     return sense.ops ? sense.ops->name : NULL;
 }
 
+bool run_measure_sense(const struct corun_sense_ops **ops, void **state)
+{
+    if (!sense_ready())
+        return false;
+    *ops = sense.ops;
+    *state = sense.state;
+    return true;
+}
+
 void run_measure_shutdown(void)
 {
     if (sense.ops)

@@ -61,6 +61,10 @@ void run_measure_groups(const pid_t *pgids, unsigned n, struct run_group_use *ou
 /* The sense backend in use ("perf", "proc") or NULL, and why the others
  * were not used (one line each into @why, may be empty). */
 const char *run_measure_backend(char *why, size_t len);
+/* The sense backend and state launched commands are measured with (opened
+ * on first use; attach with it before the command execs), for an engine
+ * that samples the same commands. False when no backend works here. */
+bool run_measure_sense(const struct corun_sense_ops **ops, void **state);
 /* Closes the sense box (at exit). */
 void run_measure_shutdown(void);
 

@@ -509,6 +509,24 @@ int corun_engine_set_cpu(struct corun_engine *e, unsigned idx, int cpu)
     return 0;
 }
 
+int corun_engine_adopt(struct corun_engine *e, unsigned idx, int cpu)
+{
+    const struct corun_topo_cpu *c;
+    struct etask *t;
+
+    if (idx >= e->ntasks || !e->tasks[idx].live)
+        return -ENOENT;
+    c = cpu >= 0 ? corun_topo_cpu(e->o.topo, (unsigned)cpu) : NULL;
+    if (cpu < -1 || (cpu >= 0 && (!c || !c->usable)))
+        return -EINVAL;
+    t = &e->tasks[idx];
+    /* Pinned from now: its co-runners count from the next whole interval. */
+    t->cpu = cpu;
+    t->seen_cpu = cpu;
+    t->pinned_at = e->o.clock.now_ns(e->o.clock.ctx);
+    return 0;
+}
+
 int corun_engine_restore(struct corun_engine *e)
 {
     int err = e->o.act->restore_all ? e->o.act->restore_all(e->o.act_state) : 0;

@@ -1,8 +1,8 @@
 # corun batch on real processes: a 20-job file whose exit status counts the
 # failures, the JSON listing every job, each running job's threads placed
 # (checked in /proc while they run), bad input naming its line, SIGINT and
-# SIGTERM stopping everything and restoring, no orphans, --compare, and
-# injected sched_setaffinity failures.
+# SIGTERM stopping everything and restoring, no orphans, --compare, the
+# engine re-placing running jobs, and injected sched_setaffinity failures.
 . "$(dirname "$0")/lib.bash"
 export XDG_RUNTIME_DIR; tmp=$(mktemp -d); XDG_RUNTIME_DIR=$tmp/xdg; trap 'touch "$tmp/go"; rm -rf "$tmp"' EXIT
 K=$CORUN_BUILD_DIR/kernels
@@ -136,6 +136,13 @@ expect_eq "compare exit" $? 0
 expect_eq "compare: two tables" "$(grep -c '^ corun batch:' "$tmp/out")" 2
 grep -q "ratio linux/spread" "$tmp/out" && ok || fail "compare: no ratio: $(cat "$tmp/out")"
 grep -q '"makespan_ratio": [0-9]' "$tmp/cmp.json" && ok || fail "compare: no ratio in json"
+
+# Running jobs are re-placed by the engine: one per run that pins (spread),
+# none under linux; its moves are journaled with the batch's and undone.
+"$CORUN" -v batch -j 2 --policy spread --compare linux --journal "$J" "$tmp/cmp.jobs" > /dev/null 2> "$tmp/e"
+expect_eq "engine batch exit" $? 0
+expect_eq "one engine (spread run only)" "$(grep -c '^corun batch: engine: [0-9]* intervals' "$tmp/e")" 1
+expect_eq "journal empty after the engine's run" "$(ls "$J" 2> /dev/null | wc -l)" 0
 
 # sched_setaffinity failing never aborts the batch.
 for e in EPERM ESRCH; do

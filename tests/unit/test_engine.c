@@ -329,6 +329,54 @@ static void test_kernel_cpus(void **state)
     corun_engine_free(e);
 }
 
+/* Tasks the caller pinned itself (a batch's first placement) are under the
+ * engine's hysteresis at once: a huge move cost holds the bad pairing, a
+ * cheap one makes the one swap as migrations (nothing "placed"), and
+ * removing an adopted task restores it. */
+static void test_adopt(void **state)
+{
+    struct corun_engine_stats st;
+    struct corun_engine *e;
+
+    for (int pass = 0; pass < 2; pass++) {
+        e = engine("corun", pass ? 0.001 : 100, 1);
+        for (unsigned i = 0; i < NT; i++) {
+            W.pinned[i] = (int)i; /* as the caller applied it: 0 and 1 share core 0 */
+            assert_int_equal(corun_engine_adopt(e, i, (int)i), 0);
+        }
+        W.applies = 0;
+        assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+        corun_engine_stats(e, &st);
+        assert_int_equal(st.placements, 0);
+        if (!pass) {
+            assert_false(good_pairing());
+            assert_int_equal(st.migrations, 0);
+            assert_int_equal(W.applies, 0);
+        } else {
+            assert_true(good_pairing());
+            assert_int_equal(st.migrations, 2);
+        }
+        assert_int_equal(corun_engine_adopt(e, NT, 0), -ENOENT);
+        assert_int_equal(corun_engine_adopt(e, 0, 99), -EINVAL);
+        assert_int_equal(corun_engine_adopt(e, 0, -2), -EINVAL);
+        W.restores = 0;
+        assert_int_equal(corun_engine_remove(e, 3), 0);
+        assert_int_equal(W.restores, 1);
+        assert_int_equal(W.pinned[3], -1);
+        assert_int_equal(corun_engine_adopt(e, 3, 0), -ENOENT);
+        /* Given back to the kernel: removing it restores nothing. */
+        assert_int_equal(corun_engine_adopt(e, 2, -1), 0);
+        assert_int_equal(corun_engine_task_cpu(e, 2), -1);
+        assert_int_equal(corun_engine_remove(e, 2), 0);
+        assert_int_equal(W.restores, 1);
+        corun_engine_free(e);
+        if (!pass) { /* a fresh world for the second pass */
+            teardown(NULL);
+            setup(NULL);
+        }
+    }
+}
+
 /* The linux policy never pins. */
 static void test_linux_pins_nothing(void **state)
 {
@@ -359,6 +407,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors_and_remove, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_cpus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_linux_pins_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
     };
 
