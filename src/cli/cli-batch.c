@@ -120,6 +120,48 @@ static double cost_later(struct batch *b, const struct job_run *cand,
 }
 
 /*
+ * The CPU for a job about to start, given the policy's choice @want. The
+ * policy re-places every task, so its choice for the newcomer may be a CPU
+ * it means to empty by moving a running job — a move the chooser does not
+ * make. Starting the job there would time-share it with that running job
+ * while another CPU idles. So a CPU held by a running pinned job is replaced
+ * by the free usable CPU with the least predicted interference beside the
+ * running jobs; when no CPU is free (more jobs than CPUs), @want stands.
+ */
+static int free_cpu_for(const struct batch *b, struct corun_task_profile *t,
+                        const struct corun_task_profile *running, unsigned nrun, int want)
+{
+    unsigned ncpu = corun_topo_ncpus(b->topo);
+    double best_cost = INFINITY;
+    int best = -1;
+
+    if (want < 0)
+        return want;
+    for (unsigned k = 0; k < nrun; k++)
+        if (running[k].cpu == want)
+            goto taken;
+    return want;
+taken:
+    for (unsigned c = 0; c < ncpu; c++) {
+        bool busy = !corun_topo_cpu(b->topo, c)->usable;
+        double cost;
+
+        for (unsigned k = 0; k < nrun && !busy; k++)
+            busy = running[k].cpu == (int)c;
+        if (busy)
+            continue;
+        t->cpu = (int)c;
+        cost = sched_cost_with(b->topo, t, running, nrun);
+        if (cost < best_cost - 1e-12) {
+            best_cost = cost;
+            best = (int)c;
+        }
+    }
+    t->cpu = want;
+    return best >= 0 ? best : want;
+}
+
+/*
  * Chooses the next job to start and its dense CPU (-1: not pinned). Among
  * the first WINDOW queued jobs, the policy places each beside the running
  * ones; each gets the interference predicted with them now, less what it
@@ -155,7 +197,7 @@ static struct job_run *pick_next(struct batch *b, struct corun_task_profile *tas
         seen++;
         job_profile(b, r, nrun, -1, &tasks[nrun]);
         if (b->pol->place(&snap, &plan) == 0)
-            cpu = plan.cpu[nrun];
+            cpu = free_cpu_for(b, &tasks[nrun], tasks, nrun, plan.cpu[nrun]);
         tasks[nrun].cpu = cpu;
         cost = sched_cost_with(b->topo, &tasks[nrun], tasks, nrun);
         if (!b->fifo)

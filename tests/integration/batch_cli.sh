@@ -144,6 +144,35 @@ expect_eq "engine batch exit" $? 0
 expect_eq "one engine (spread run only)" "$(grep -c '^corun batch: engine: [0-9]* intervals' "$tmp/e")" 1
 expect_eq "journal empty after the engine's run" "$(ls "$J" 2> /dev/null | wc -l)" 0
 
+# Two jobs running side by side are never started on the same CPU while
+# another is free (the policy's plan may mean to move a running job off the
+# CPU it gives the newcomer; the chooser does not make that move). Each job
+# records its CPUs and waits for the test's go-ahead, so pairs are known.
+if (($(nproc) >= 2)); then
+  mkdir -p "$tmp/pairs"
+  for n in s1 s2 c1 c2; do
+    cls=streaming; [[ $n == c* ]] && cls=compute
+    printf 'name=%s class=%s -- sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status > %s/%s.tmp && mv %s/%s.tmp %s/%s; while [ ! -e %s/go-%s ]; do read -t 0.01 x < /dev/zero 2>/dev/null || true; done\n' \
+      "$n" "$cls" "$tmp/pairs" "$n" "$tmp/pairs" "$n" "$tmp/pairs" "$n" "$tmp/pairs" "$n"
+  done > "$tmp/pairs.jobs"
+  "$CORUN" batch -j 2 --journal "$J" "$tmp/pairs.jobs" > "$tmp/pairs.out" 2>&1 &
+  bp=$!
+  for round in 1 2; do
+    d=$((SECONDS + 20))
+    while (($(ls "$tmp/pairs" | grep -vc '^go-\|tmp$') < 2 * round)) && ((SECONDS < d)); do
+      read -rt 0.01 <> <(:) || true
+    done
+    mapfile -t now < <(cd "$tmp/pairs" && for f in s1 s2 c1 c2; do [[ -e $f && ! -e go-$f ]] && echo "$f"; done)
+    expect_eq "round $round: two jobs running" "${#now[@]}" 2
+    if ((${#now[@]} == 2)); then
+      m1=$(cat "$tmp/pairs/${now[0]}"); m2=$(cat "$tmp/pairs/${now[1]}")
+      [[ $m1 != "$m2" ]] && ok || fail "round $round: ${now[0]} and ${now[1]} both started on CPUs $m1"
+    fi
+    for f in "${now[@]}"; do : > "$tmp/pairs/go-$f"; done
+  done
+  wait "$bp"; expect_eq "pairs batch exit" $? 0
+fi
+
 # sched_setaffinity failing never aborts the batch.
 for e in EPERM ESRCH; do
   printf 'true\nexit 4\ntrue\n' > "$tmp/f.jobs"
