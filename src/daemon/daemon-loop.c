@@ -4,10 +4,11 @@
  * actuator and policy this build has.
  *
  * The tick talks to the other boxes only through their operations tables
- * (corun_sense_ops, corun_act_ops, corun_policy), so that the engine, when it
- * lands, can take over the profile/place/apply steps by replacing
- * place_and_apply() and profile_from() without touching selection, the
- * control socket or the status. Hysteresis lives here until then: a new
+ * (corun_sense_ops, corun_act_ops, corun_policy), so that corun_engine can
+ * take over the profile/place/apply steps by replacing place_and_apply() and
+ * profile_from() without touching selection, the control socket or the
+ * status (batch and the simulator already run on it). Hysteresis lives here
+ * until then: a new
  * placement must be proposed @confirm ticks in a row, a process moved less
  * than @min_dwell ticks ago stays, and at most @max_migrations processes move
  * per tick. A process that exits between sample and act (ESRCH) is forgotten;
@@ -24,6 +25,7 @@
 #include "common/internal.h"
 #include "common/sys.h"
 #include "corun/model.h"
+#include "corun/profile.h"
 #include "daemon/daemon-internal.h"
 
 /* ---- wiring ----------------------------------------------------------------- */
@@ -94,22 +96,6 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
 
 /* ---- profiles --------------------------------------------------------------- */
 
-/*
- * A coarse class from what the counters say, after Xie and Loh's animal
- * classes; UNKNOWN without instructions and LLC misses (no PMU). The engine's
- * model replaces this when it lands.
- */
-static enum corun_class classify(const struct corun_task_profile *p)
-{
-    if (isnan(p->llc_mpki) || isnan(p->ipc))
-        return CORUN_CLASS_UNKNOWN;
-    if (p->llc_mpki > 10)
-        return p->ipc < 0.5 ? CORUN_CLASS_CHASING : CORUN_CLASS_STREAMING;
-    if (p->llc_mpki > 1)
-        return CORUN_CLASS_RABBIT;
-    return p->ipc > 1 ? CORUN_CLASS_COMPUTE : CORUN_CLASS_SHEEP;
-}
-
 /* Refreshes @m's profile from a new sample @s (NULL: no sensor). */
 static void profile_from(struct managed *m, const struct corun_sample *s, unsigned id)
 {
@@ -142,7 +128,13 @@ static void profile_from(struct managed *m, const struct corun_sample *s, unsign
     /* else: no new sample (idle this tick): the last figures stand. */
     for (int l = 0; l < CORUN_NLEVELS; l++)
         p->pressure[l] = p->sensitivity[l] = NAN;
-    p->cls = classify(p);
+    /* The profile box's classifier, as the engine uses: UNKNOWN without LLC
+     * misses (no PMU). IPC is normalised to the reference clock there. */
+    p->cls = isnan(p->ipc) ? CORUN_CLASS_UNKNOWN
+                           : corun_profile_classify(isnan(p->freq_ratio) || p->freq_ratio <= 0
+                                                        ? p->ipc
+                                                        : p->ipc * p->freq_ratio,
+                                                    p->llc_mpki, p->llc_miss_ratio);
     if (s) {
         m->prev = *s;
         m->have_prev = true;
