@@ -128,6 +128,14 @@ static double cost_later(struct batch *b, const struct job_run *cand,
  * by the free usable CPU with the least predicted interference beside the
  * running jobs; when no CPU is free (more jobs than CPUs), @want stands.
  */
+static bool cpu_held(const struct corun_task_profile *running, unsigned nrun, int cpu)
+{
+    for (unsigned k = 0; k < nrun; k++)
+        if (running[k].cpu == cpu)
+            return true;
+    return false;
+}
+
 static int free_cpu_for(const struct batch *b, struct corun_task_profile *t,
                         const struct corun_task_profile *running, unsigned nrun, int want)
 {
@@ -135,20 +143,12 @@ static int free_cpu_for(const struct batch *b, struct corun_task_profile *t,
     double best_cost = INFINITY;
     int best = -1;
 
-    if (want < 0)
+    if (want < 0 || !cpu_held(running, nrun, want))
         return want;
-    for (unsigned k = 0; k < nrun; k++)
-        if (running[k].cpu == want)
-            goto taken;
-    return want;
-taken:
     for (unsigned c = 0; c < ncpu; c++) {
-        bool busy = !corun_topo_cpu(b->topo, c)->usable;
         double cost;
 
-        for (unsigned k = 0; k < nrun && !busy; k++)
-            busy = running[k].cpu == (int)c;
-        if (busy)
+        if (!corun_topo_cpu(b->topo, c)->usable || cpu_held(running, nrun, (int)c))
             continue;
         t->cpu = (int)c;
         cost = sched_cost_with(b->topo, t, running, nrun);
