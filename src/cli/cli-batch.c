@@ -119,6 +119,15 @@ static double cost_later(struct batch *b, const struct job_run *cand,
     return n ? sum / n : sched_cost_with(b->topo, c, running, nrun);
 }
 
+/* Whether a running job is pinned to dense CPU @cpu. */
+static bool cpu_held(const struct corun_task_profile *running, unsigned nrun, int cpu)
+{
+    for (unsigned k = 0; k < nrun; k++)
+        if (running[k].cpu == cpu)
+            return true;
+    return false;
+}
+
 /*
  * The CPU for a job about to start, given the policy's choice @want. The
  * policy re-places every task, so its choice for the newcomer may be a CPU
@@ -128,14 +137,6 @@ static double cost_later(struct batch *b, const struct job_run *cand,
  * by the free usable CPU with the least predicted interference beside the
  * running jobs; when no CPU is free (more jobs than CPUs), @want stands.
  */
-static bool cpu_held(const struct corun_task_profile *running, unsigned nrun, int cpu)
-{
-    for (unsigned k = 0; k < nrun; k++)
-        if (running[k].cpu == cpu)
-            return true;
-    return false;
-}
-
 static int free_cpu_for(const struct batch *b, struct corun_task_profile *t,
                         const struct corun_task_profile *running, unsigned nrun, int want)
 {
