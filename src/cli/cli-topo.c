@@ -13,8 +13,7 @@
 #include "cli/topo-load.h"
 #include "corun/topo.h"
 
-int cli_topo_load(const char *cmd, const char *xml, const char *synthetic,
-                  struct corun_topo **out)
+int cli_topo_load(const char *cmd, const char *xml, const char *synthetic, struct corun_topo **out)
 {
     struct corun_topo_opts opts = {.source = CORUN_TOPO_SYSTEM};
     int err;
@@ -36,8 +35,7 @@ int cli_topo_load(const char *cmd, const char *xml, const char *synthetic,
                   err == -EINVAL ? "not a valid hwloc XML topology" : corun_strerror(err));
     else if (synthetic)
         cli_error(cmd, "synthetic description '%s': %s", synthetic,
-                  err == -EINVAL ? "not a valid hwloc synthetic description"
-                                 : corun_strerror(err));
+                  err == -EINVAL ? "not a valid hwloc synthetic description" : corun_strerror(err));
     else
         cli_error(cmd, "cannot discover this system's topology: %s", corun_strerror(err));
     return err == -ENOMEM ? CLI_EXIT_FAIL : (xml || synthetic) ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
@@ -172,7 +170,8 @@ static void print_numa(const struct corun_topo *t, enum corun_level outer, int o
         bool one = numa_in_one_package(t, d);
 
         if (!n->ncpus || (outer == CORUN_LEVEL_MACHINE && one && outer_d < 0) ||
-            (outer != CORUN_LEVEL_MACHINE && (!one || !inside(t, CORUN_LEVEL_NUMA, d, outer, outer_d))))
+            (outer != CORUN_LEVEL_MACHINE &&
+             (!one || !inside(t, CORUN_LEVEL_NUMA, d, outer, outer_d))))
             continue;
         format_bytes(size, sizeof(size), n->size_bytes);
         format_domain_cpus(t, n, cpus, sizeof(cpus));
@@ -186,9 +185,9 @@ static void print_group(const struct corun_topo *t, enum corun_level outer, int 
         print_numa(t, outer, outer_d, "  ");
     print_caches(t, outer, outer_d);
     if (!corun_topo_ndomains(t, CORUN_LEVEL_L3) && !corun_topo_ndomains(t, CORUN_LEVEL_L2)) {
-        const struct corun_topo_domain *all =
-            outer == CORUN_LEVEL_MACHINE ? corun_topo_domain(t, CORUN_LEVEL_MACHINE, 0)
-                                         : corun_topo_domain(t, outer, (unsigned)outer_d);
+        const struct corun_topo_domain *all = outer == CORUN_LEVEL_MACHINE
+                                                  ? corun_topo_domain(t, CORUN_LEVEL_MACHINE, 0)
+                                                  : corun_topo_domain(t, outer, (unsigned)outer_d);
 
         printf("  cores  ");
         print_cores(t, all);

@@ -96,6 +96,27 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
 
 /* ---- profiles --------------------------------------------------------------- */
 
+/*
+ * The class the profile box's classifier gives, on IPC corrected to the
+ * reference clock the way the profiler corrects it (memory stalls take fixed
+ * time, so only their share of cycles scales with the clock), so that the
+ * daemon, the engine and the policies' priors agree. UNKNOWN without IPC or
+ * LLC misses (no PMU).
+ */
+static enum corun_class classify(const struct corun_task_profile *p)
+{
+    double ipc = p->ipc, fr = p->freq_ratio, mf;
+
+    if (isnan(ipc))
+        return CORUN_CLASS_UNKNOWN;
+    if (isfinite(fr) && fr > 0) {
+        mf = corun_profile_mem_share(ipc, p->llc_mpki);
+        if (isfinite(mf))
+            ipc /= (1.0 - mf) + mf / fr;
+    }
+    return corun_profile_classify(ipc, p->llc_mpki, p->llc_miss_ratio);
+}
+
 /* Refreshes @m's profile from a new sample @s (NULL: no sensor). */
 static void profile_from(struct managed *m, const struct corun_sample *s, unsigned id)
 {
@@ -128,13 +149,7 @@ static void profile_from(struct managed *m, const struct corun_sample *s, unsign
     /* else: no new sample (idle this tick): the last figures stand. */
     for (int l = 0; l < CORUN_NLEVELS; l++)
         p->pressure[l] = p->sensitivity[l] = NAN;
-    /* The profile box's classifier, as the engine uses: UNKNOWN without LLC
-     * misses (no PMU). IPC is normalised to the reference clock there. */
-    p->cls = isnan(p->ipc) ? CORUN_CLASS_UNKNOWN
-                           : corun_profile_classify(isnan(p->freq_ratio) || p->freq_ratio <= 0
-                                                        ? p->ipc
-                                                        : p->ipc * p->freq_ratio,
-                                                    p->llc_mpki, p->llc_miss_ratio);
+    p->cls = classify(p);
     if (s) {
         m->prev = *s;
         m->have_prev = true;
@@ -348,7 +363,8 @@ static void predict(struct corun_daemon *d, const struct corun_snapshot *snap,
         goto out_free;
     for (unsigned k = 0; k < snap->ntasks; k++)
         cur[k] = d->procs[idx[k]].placed;
-    ok = corun_policy_predict(snap, cur, now) >= 0 && corun_policy_predict(snap, plan->cpu, then) >= 0;
+    ok = corun_policy_predict(snap, cur, now) >= 0 &&
+         corun_policy_predict(snap, plan->cpu, then) >= 0;
     for (unsigned k = 0; ok && k < snap->ntasks; k++) {
         d->procs[idx[k]].speed_now = now[k];
         d->procs[idx[k]].speed_planned = then[k];
@@ -401,8 +417,8 @@ static int place_and_apply(struct corun_daemon *d)
     plan.ntasks = nact;
     err = nact ? d->policy->place(&snap, &plan) : 0;
     if (err) {
-        corun__warn("daemon: policy '%s' could not place %u processes: %s", d->policy->name,
-                    nact, corun_strerror(err));
+        corun__warn("daemon: policy '%s' could not place %u processes: %s", d->policy->name, nact,
+                    corun_strerror(err));
         goto out_free;
     }
     predict(d, &snap, &plan, idx);
