@@ -12,18 +12,6 @@
 
 #include "cli/batch-sched.c"
 
-static struct corun_topo *load(const char *name)
-{
-    struct corun_topo_opts o = {.source = CORUN_TOPO_XML};
-    struct corun_topo *t = NULL;
-    char rel[256];
-
-    snprintf(rel, sizeof(rel), "topologies/%s", name);
-    o.input = fixture(rel);
-    assert_int_equal(corun_topo_load(&o, &t), 0);
-    return t;
-}
-
 /* Dense index of the first CPU with os index @os. */
 static int cpu(const struct corun_topo *t, unsigned os)
 {
@@ -47,7 +35,7 @@ static void test_costs_follow_sharing(void **state)
 {
     /* Two sockets, one L3 each (cluster-on-die: two): find a CPU sharing
      * CPU 0's L3 and one that does not. */
-    struct corun_topo *t = load("Intel-Haswell-2xXeon-E5-2680v3.xml");
+    struct corun_topo *t = fixture_topo("Intel-Haswell-2xXeon-E5-2680v3.xml");
     int a = cpu(t, 0), same_l3 = -1, other = -1;
     double s_s_l3, s_s_far, s_c_l3, c_c_l3, same_cpu;
 
@@ -79,7 +67,7 @@ static void test_costs_follow_sharing(void **state)
 
 static void test_waiting_tasks_weigh_little(void **state)
 {
-    struct corun_topo *t = load("this-vm-AMD-EPYC-2c.xml");
+    struct corun_topo *t = fixture_topo("this-vm-AMD-EPYC-2c.xml");
     struct corun_task_profile busy, idle, victim;
 
     sched_profile(&busy, 0, CORUN_CLASS_STREAMING, 1, 1.0, 0);
@@ -93,7 +81,7 @@ static void test_waiting_tasks_weigh_little(void **state)
  * (512 KiB L2 per core, one 32 MiB L3). */
 static void test_fallback_classes(void **state)
 {
-    struct corun_topo *t = load("this-vm-AMD-EPYC-2c.xml");
+    struct corun_topo *t = fixture_topo("this-vm-AMD-EPYC-2c.xml");
     struct sched_caches c;
     const double MiB = 1024.0 * 1024.0;
 

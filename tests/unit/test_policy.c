@@ -19,27 +19,6 @@
 static const char *const names[] = {"linux", "spread", "pack", "di", "symbiotic", "corun"};
 #define NPOL (sizeof(names) / sizeof(names[0]))
 
-static struct corun_topo *synth(const char *desc)
-{
-    struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC, .input = desc};
-    struct corun_topo *t = NULL;
-
-    assert_int_equal(corun_topo_load(&o, &t), 0);
-    return t;
-}
-
-static struct corun_topo *xml(const char *name)
-{
-    struct corun_topo_opts o = {.source = CORUN_TOPO_XML};
-    struct corun_topo *t = NULL;
-    char rel[256];
-
-    snprintf(rel, sizeof(rel), "topologies/%s", name);
-    o.input = fixture(rel);
-    assert_int_equal(corun_topo_load(&o, &t), 0);
-    return t;
-}
-
 /* A task known only by its class: counters unknown, priors stand in. */
 static struct corun_task_profile task(unsigned id, enum corun_class cls)
 {
@@ -79,7 +58,7 @@ static void test_registry(void **state)
  * streamer with a compute task (memory stalls leave the issue slots free). */
 static void test_smt_pairing(void **state)
 {
-    struct corun_topo *t = synth("core:2 pu:2");
+    struct corun_topo *t = synthetic_topo("core:2 pu:2");
     struct corun_task_profile tk[4] = {task(0, CORUN_CLASS_COMPUTE),
                                        task(1, CORUN_CLASS_STREAMING),
                                        task(2, CORUN_CLASS_COMPUTE),
@@ -118,8 +97,8 @@ static unsigned devils_in_first(const struct corun_topo *t, const int *cpu, enum
 
 static void test_di_spreads_devils(void **state)
 {
-    struct corun_topo *t = synth("pack:1 l3:2 core:4 pu:1");
-    struct corun_topo *t2 = synth("pack:2 numa:1 l3:1 core:4 pu:1");
+    struct corun_topo *t = synthetic_topo("pack:1 l3:2 core:4 pu:1");
+    struct corun_topo *t2 = synthetic_topo("pack:2 numa:1 l3:1 core:4 pu:1");
     struct corun_task_profile tk[8];
     struct corun_snapshot s = {.topo = t, .ntasks = 8, .tasks = tk, .seed = 3};
     int cpu[8];
@@ -182,7 +161,7 @@ static void test_corun_reaches_predicted_optimum(void **state)
     };
 
     for (unsigned m = 0; m < 3; m++) {
-        struct corun_topo *t = synth(machines[m]);
+        struct corun_topo *t = synthetic_topo(machines[m]);
 
         for (unsigned x = 0; x < 3; x++) {
             struct corun_task_profile tk[6];
@@ -207,7 +186,7 @@ static void test_corun_reaches_predicted_optimum(void **state)
  * and the compute-bound ones keep the P-cores. */
 static void test_hybrid_capacity(void **state)
 {
-    struct corun_topo *t = xml("Intel-RaptorLake-Corei7-1370P.xml");
+    struct corun_topo *t = fixture_topo("Intel-RaptorLake-Corei7-1370P.xml");
     struct corun_task_profile tk[8];
     struct corun_snapshot s = {.topo = t, .ntasks = 8, .tasks = tk, .seed = 5};
     int best_kind = -1, bestk_eff = -1, cpu[8];
@@ -243,7 +222,7 @@ static void test_hybrid_capacity(void **state)
  * are; without it, corun leaves the bad placement. */
 static void test_move_cost_keeps_placement(void **state)
 {
-    struct corun_topo *t = synth("core:2 pu:2");
+    struct corun_topo *t = synthetic_topo("core:2 pu:2");
     struct corun_task_profile tk[4] = {task(0, CORUN_CLASS_COMPUTE), task(1, CORUN_CLASS_COMPUTE),
                                        task(2, CORUN_CLASS_STREAMING),
                                        task(3, CORUN_CLASS_STREAMING)};
@@ -281,7 +260,7 @@ static void test_valid_and_deterministic(void **state)
 
         if (!strstr(e->d_name, ".xml"))
             continue;
-        t = xml(e->d_name);
+        t = fixture_topo(e->d_name);
         machines++;
         usable = corun_topo_info(t)->usable_pus;
         counts[0] = 1;
@@ -320,7 +299,7 @@ static void test_valid_and_deterministic(void **state)
 
 static void test_check_plan(void **state)
 {
-    struct corun_topo *t = synth("core:2 pu:2");
+    struct corun_topo *t = synthetic_topo("core:2 pu:2");
     struct corun_task_profile tk[2] = {task(0, CORUN_CLASS_COMPUTE), task(1, CORUN_CLASS_SHEEP)};
     struct corun_snapshot s = {.topo = t, .ntasks = 2, .tasks = tk};
     int cpu[2] = {0, 0};
@@ -340,7 +319,7 @@ static void test_check_plan(void **state)
  * streamer hurts a rabbit in its LLC more than a compute task does. */
 static void test_predict_orderings(void **state)
 {
-    struct corun_topo *t = synth("pack:1 l3:2 core:2 pu:2");
+    struct corun_topo *t = synthetic_topo("pack:1 l3:2 core:2 pu:2");
     struct corun_task_profile tk[2] = {task(0, CORUN_CLASS_COMPUTE), task(1, CORUN_CLASS_COMPUTE)};
     struct corun_snapshot s = {.topo = t, .ntasks = 2, .tasks = tk};
     int same_core[2] = {0, 1}, apart[2] = {0, 4};

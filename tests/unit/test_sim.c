@@ -14,27 +14,6 @@
 
 #include "corun/sim.h"
 
-static struct corun_topo *syn(const char *desc)
-{
-    struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC, .input = desc};
-    struct corun_topo *t = NULL;
-
-    assert_int_equal(corun_topo_load(&o, &t), 0);
-    return t;
-}
-
-static struct corun_topo *xml(const char *name)
-{
-    struct corun_topo_opts o = {.source = CORUN_TOPO_XML};
-    struct corun_topo *t = NULL;
-    char rel[256];
-
-    snprintf(rel, sizeof(rel), "topologies/%s", name);
-    o.input = fixture(rel);
-    assert_int_equal(corun_topo_load(&o, &t), 0);
-    return t;
-}
-
 static struct corun_sim_task task(int cls)
 {
     struct corun_sim_task t;
@@ -89,7 +68,7 @@ static void test_cal_mcf_streamer(void **state)
 {
     const char *d;
     struct corun_sim_machine m = preset("skx28", &d);
-    struct corun_topo *t = syn("pack:1 l3:1(size=4194304) core:2 pu:1");
+    struct corun_topo *t = synthetic_topo("pack:1 l3:1(size=4194304) core:2 pu:1");
     struct corun_sim_task mcf = task(CORUN_SIM_CHASING), lbm = task(CORUN_SIM_STREAMING);
     struct corun_sim_task ts[2];
     struct corun_sim_truth solo, shared;
@@ -116,8 +95,8 @@ static void test_cal_mcf_streamer(void **state)
 static void test_cal_llc_size(void **state)
 {
     struct corun_sim_machine m = preset("milan64", NULL);
-    struct corun_topo *big = syn("pack:1 l3:1(size=33554432) core:1 pu:1");
-    struct corun_topo *none = syn("pack:1 core:1 pu:1");
+    struct corun_topo *big = synthetic_topo("pack:1 l3:1(size=33554432) core:1 pu:1");
+    struct corun_topo *none = synthetic_topo("pack:1 core:1 pu:1");
     double r[2];
     int cls[2] = {CORUN_SIM_RABBIT, CORUN_SIM_STREAMING};
 
@@ -144,7 +123,7 @@ static void test_cal_loaded_latency(void **state)
 {
     const char *d;
     struct corun_sim_machine m = preset("skx28", &d);
-    struct corun_topo *t = syn(d);
+    struct corun_topo *t = synthetic_topo(d);
     struct corun_sim_task ts[28];
     struct corun_sim *s;
     double bw, lat;
@@ -178,7 +157,7 @@ static void test_cal_smt_yield(void **state)
 {
     const char *d;
     struct corun_sim_machine m = preset("skx28", &d);
-    struct corun_topo *t = syn(d);
+    struct corun_topo *t = synthetic_topo(d);
     struct corun_sim_task wide = task(CORUN_SIM_COMPUTE_INT);
     double a, b;
 
@@ -209,7 +188,7 @@ static void test_cal_turbo(void **state)
     for (unsigned i = 0; i < 3; i++) {
         const char *d;
         struct corun_sim_machine m = preset(intel[i], &d);
-        struct corun_topo *t = syn(d);
+        struct corun_topo *t = synthetic_topo(d);
         unsigned ncores = corun_topo_ndomains(t, CORUN_LEVEL_CORE);
         struct corun_sim_task *ts = calloc(ncores, sizeof(*ts));
         struct corun_sim_truth x;
@@ -241,7 +220,7 @@ static void test_cal_turbo(void **state)
  */
 static void test_cal_di(void **state)
 {
-    struct corun_topo *t = syn("pack:4 [numa] l3:1(size=4194304) core:2 pu:1");
+    struct corun_topo *t = synthetic_topo("pack:4 [numa] l3:1(size=4194304) core:2 pu:1");
     struct corun_sim_machine m;
     int cls[8] = {CORUN_SIM_STREAMING,   CORUN_SIM_STREAMING, CORUN_SIM_CHASING,
                   CORUN_SIM_RABBIT,      CORUN_SIM_RABBIT,    CORUN_SIM_SHEEP,
@@ -307,7 +286,7 @@ static void test_orderings(void **state)
 {
     const char *d;
     struct corun_sim_machine m = preset("skx28", &d);
-    struct corun_topo *t = syn(d);
+    struct corun_topo *t = synthetic_topo(d);
     double beside_stream, beside_compute, x, cc, cm;
 
     /* A cache-sensitive task suffers clearly more beside a streamer than
@@ -332,8 +311,8 @@ static void test_orderings(void **state)
 
 static void test_conservation(void **state)
 {
-    struct corun_topo *t = syn("pack:1 [numa] l3:2(size=8388608) core:4 pu:1");
-    struct corun_topo *z = xml("AMD-19h-Zen3-2xEpyc-7763.xml");
+    struct corun_topo *t = synthetic_topo("pack:1 [numa] l3:2(size=8388608) core:4 pu:1");
+    struct corun_topo *z = fixture_topo("AMD-19h-Zen3-2xEpyc-7763.xml");
     struct corun_sim_workload *w;
     struct corun_sim_machine m;
     struct corun_sim *s;
@@ -396,7 +375,7 @@ static void test_conservation(void **state)
 
 static void test_determinism(void **state)
 {
-    struct corun_topo *t = xml("Intel-Skylake-2xXeon6140.xml");
+    struct corun_topo *t = fixture_topo("Intel-Skylake-2xXeon6140.xml");
     struct corun_sim_workload *w;
     struct corun_sim_machine m;
     struct corun_sim_run_opts o = {.duration_s = 2, .seeds = 3, .seed = 42, .effort = 0.05};
@@ -561,7 +540,7 @@ static void test_time(void **state)
 {
     const char *d;
     struct corun_sim_machine m = preset("skx28", &d);
-    struct corun_topo *t = syn(d);
+    struct corun_topo *t = synthetic_topo(d);
     struct corun_sim_task ts[2] = {task(CORUN_SIM_COMPUTE_INT), task(CORUN_SIM_SHEEP)};
     struct corun_sim_truth x;
     struct corun_sim_result r;
@@ -611,7 +590,7 @@ static void test_sense_act(void **state)
 {
     const char *d;
     struct corun_sim_machine m = preset("skx28", &d);
-    struct corun_topo *t = syn(d);
+    struct corun_topo *t = synthetic_topo(d);
     struct corun_sim_task ts[2] = {task(CORUN_SIM_RABBIT), task(CORUN_SIM_STREAMING)};
     struct corun_sense_opts so = {0};
     struct corun_act_opts ao = {0};
@@ -709,7 +688,7 @@ static void test_run_policy(void **state)
 {
     const char *d;
     struct corun_sim_machine m = preset("skx28", &d);
-    struct corun_topo *t = syn(d);
+    struct corun_topo *t = synthetic_topo(d);
     struct corun_sim_task ts[4] = {task(CORUN_SIM_STREAMING), task(CORUN_SIM_COMPUTE_INT),
                                    task(CORUN_SIM_RABBIT), task(CORUN_SIM_SHEEP)};
     struct corun_policy spy = {.name = "spy", .summary = "test", .place = spy_place};
@@ -764,7 +743,7 @@ static void test_fixture_machines(void **state)
 
     assert_int_equal(corun_sim_workload_random(4, 2, &w), 0);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        struct corun_topo *t = xml(names[i]);
+        struct corun_topo *t = fixture_topo(names[i]);
         struct corun_sim_machine m;
         struct corun_sim_run_opts o = {.duration_s = 1, .seeds = 2, .seed = 1, .effort = 0.1};
         struct corun_sim_result base, orc;
@@ -790,7 +769,7 @@ static void test_fixture_machines(void **state)
  * the simulator's default for the less efficient kind applies). */
 static void test_hybrid(void **state)
 {
-    struct corun_topo *t = xml("Intel-RaptorLake-Corei7-1370P.xml");
+    struct corun_topo *t = fixture_topo("Intel-RaptorLake-Corei7-1370P.xml");
     struct corun_sim_task ts = task(CORUN_SIM_COMPUTE_INT);
     struct corun_sim_machine m;
     struct corun_sim_truth x;
@@ -825,7 +804,7 @@ static void test_hybrid(void **state)
  * baseline and than any of 300 random placements. */
 static void test_oracle_matching(void **state)
 {
-    struct corun_topo *t = syn("pack:1 [numa] l2:10(size=1048576) core:1 pu:2");
+    struct corun_topo *t = synthetic_topo("pack:1 [numa] l2:10(size=1048576) core:1 pu:2");
     struct corun_sim_workload *w;
     struct corun_sim_machine m;
     struct corun_sim_search info;
@@ -861,7 +840,7 @@ static void test_api_errors(void **state)
 {
     const char *d;
     struct corun_sim_machine m = preset("skx28", &d);
-    struct corun_topo *t = syn(d);
+    struct corun_topo *t = synthetic_topo(d);
     struct corun_sim_task ts = task(CORUN_SIM_SHEEP), bad = ts;
     struct corun_sim *s;
 

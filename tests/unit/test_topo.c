@@ -15,19 +15,6 @@
 #include "common/sys.h"
 #include "corun/topo.h"
 
-static struct corun_topo *load_xml(const char *name)
-{
-    struct corun_topo_opts o = {.source = CORUN_TOPO_XML};
-    struct corun_topo *t = NULL;
-    char rel[256];
-
-    snprintf(rel, sizeof(rel), "topologies/%s", name);
-    o.input = fixture(rel);
-    assert_int_equal(corun_topo_load(&o, &t), 0);
-    assert_non_null(t);
-    return t;
-}
-
 static int dense(const struct corun_topo *t, unsigned os)
 {
     int i = corun_topo_cpu_by_os(t, os);
@@ -69,7 +56,7 @@ static int parse_dom(const char *s)
 static unsigned check_fixture(const char *xml_name)
 {
     char path[1024], line[256], expected[256];
-    struct corun_topo *t = load_xml(xml_name);
+    struct corun_topo *t = fixture_topo(xml_name);
     unsigned checked = 0, cpus_seen = 0;
     FILE *f;
 
@@ -152,7 +139,7 @@ static void test_shared_levels(void **state)
 
     /* Skylake-SP 2x18 cores, SMT2: CPU n and n+36 are siblings; even CPUs on
      * package 0. */
-    t = load_xml("Intel-Skylake-2xXeon6140.xml");
+    t = fixture_topo("Intel-Skylake-2xXeon6140.xml");
     assert_int_equal(corun_topo_shared_level(t, dense(t, 0), dense(t, 36)), CORUN_LEVEL_CORE);
     assert_int_equal(corun_topo_shared_level(t, dense(t, 0), dense(t, 2)), CORUN_LEVEL_L3);
     /* One NUMA node spans both packages in this snapshot: the node is the
@@ -164,7 +151,7 @@ static void test_shared_levels(void **state)
     corun_topo_free(t);
 
     /* Bulldozer: a module's two cores share the L2 (and the FPU). */
-    t = load_xml("AMD-15h-Bulldozer-4xOpteron-6272.xml");
+    t = fixture_topo("AMD-15h-Bulldozer-4xOpteron-6272.xml");
     assert_int_equal(corun_topo_shared_level(t, dense(t, 0), dense(t, 1)), CORUN_LEVEL_L2);
     assert_int_equal(corun_topo_shared_level(t, dense(t, 0), dense(t, 2)), CORUN_LEVEL_L3);
     assert_int_equal(corun_topo_shared_level(t, dense(t, 0), dense(t, 8)), CORUN_LEVEL_PACKAGE);
@@ -172,7 +159,7 @@ static void test_shared_levels(void **state)
     corun_topo_free(t);
 
     /* Zen1: two 4-core CCXs per die, one die per NUMA node. */
-    t = load_xml("AMD-17h-Zen-2xEpyc-7451.xml");
+    t = fixture_topo("AMD-17h-Zen-2xEpyc-7451.xml");
     assert_int_equal(corun_topo_shared_level(t, dense(t, 0), dense(t, 48)), CORUN_LEVEL_CORE);
     assert_int_equal(corun_topo_shared_level(t, dense(t, 0), dense(t, 1)), CORUN_LEVEL_L3);
     assert_int_equal(corun_topo_shared_level(t, dense(t, 0), dense(t, 3)), CORUN_LEVEL_NUMA);
@@ -182,7 +169,7 @@ static void test_shared_levels(void **state)
     corun_topo_free(t);
 
     /* 4 sockets x 2 nodes with a SLIT: 10 local, 16 and 22 remote. */
-    t = load_xml("linux-64amd64-4s2n4ca2co.xml");
+    t = fixture_topo("linux-64amd64-4s2n4ca2co.xml");
     assert_int_equal(corun_topo_numa_distance(t, 0, 0), 10);
     assert_int_equal(corun_topo_numa_distance(t, 0, 1), 16);
     assert_int_equal(corun_topo_numa_distance(t, 0, 3), 22);
@@ -191,7 +178,7 @@ static void test_shared_levels(void **state)
     corun_topo_free(t);
 
     /* Knights Landing: SMT4, two cores per L2 tile, no L3. */
-    t = load_xml("Intel-KnightsLanding-XeonPhi-7210.xml");
+    t = fixture_topo("Intel-KnightsLanding-XeonPhi-7210.xml");
     assert_int_equal(corun_topo_shared_level(t, dense(t, 0), dense(t, 64)), CORUN_LEVEL_CORE);
     assert_int_equal(corun_topo_shared_level(t, dense(t, 0), dense(t, 1)), CORUN_LEVEL_L2);
     assert_int_equal(corun_topo_ndomains(t, CORUN_LEVEL_L3), 0);
@@ -202,7 +189,7 @@ static void test_shared_levels(void **state)
 
 static void test_hybrid_kinds(void **state)
 {
-    struct corun_topo *t = load_xml("linux-20em64t-hybrid-1p6c2t+2ca4co1t.xml");
+    struct corun_topo *t = fixture_topo("linux-20em64t-hybrid-1p6c2t+2ca4co1t.xml");
     const struct corun_topo_info *in = corun_topo_info(t);
     const struct corun_topo_cpu *p = corun_topo_cpu(t, dense(t, 0));
     const struct corun_topo_cpu *e = corun_topo_cpu(t, dense(t, 12));
@@ -220,7 +207,7 @@ static void test_hybrid_kinds(void **state)
     corun_topo_free(t);
 
     /* Kinds known only by CoreType: the ranking holds, capacity is unknown. */
-    t = load_xml("Intel-RaptorLake-Corei7-1370P.xml");
+    t = fixture_topo("Intel-RaptorLake-Corei7-1370P.xml");
     assert_int_equal(corun_topo_info(t)->kinds, 2);
     assert_string_equal(corun_topo_kind(t, (unsigned)corun_topo_cpu(t, dense(t, 0))->kind)->name,
                         "IntelCore");
@@ -232,7 +219,7 @@ static void test_hybrid_kinds(void **state)
 
 static void test_domains_partition_cpus(void **state)
 {
-    struct corun_topo *t = load_xml("AMD-19h-Zen3-2xEpyc-7763.xml");
+    struct corun_topo *t = fixture_topo("AMD-19h-Zen3-2xEpyc-7763.xml");
 
     for (int l = CORUN_LEVEL_CORE; l <= CORUN_LEVEL_PACKAGE; l++) {
         unsigned total = 0;

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "corun/topo.h"
+
 /* The path of fixture @rel (below tests/fixtures) in a static buffer. */
 static inline const char *fixture(const char *rel)
 {
@@ -21,6 +23,32 @@ static inline const char *fixture(const char *rel)
 
     snprintf(b, sizeof(buf[0]), "%s/%s", CORUN_FIXTURES, rel);
     return b;
+}
+
+/* The fixture topology tests/fixtures/topologies/@name; the test fails if it
+ * does not load. */
+static inline struct corun_topo *fixture_topo(const char *name)
+{
+    struct corun_topo_opts o = {.source = CORUN_TOPO_XML};
+    struct corun_topo *t = NULL;
+    char rel[512];
+
+    snprintf(rel, sizeof(rel), "topologies/%s", name);
+    o.input = fixture(rel);
+    assert_int_equal(corun_topo_load(&o, &t), 0);
+    assert_non_null(t);
+    return t;
+}
+
+/* An hwloc synthetic topology; the test fails if it does not load. */
+static inline struct corun_topo *synthetic_topo(const char *desc)
+{
+    struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC, .input = desc};
+    struct corun_topo *t = NULL;
+
+    assert_int_equal(corun_topo_load(&o, &t), 0);
+    assert_non_null(t);
+    return t;
 }
 
 #endif
