@@ -94,6 +94,29 @@ static const char *why(const struct stat_run *r, int ev)
     return w ? w : "could not be read";
 }
 
+/* The "counters" (null where missing) and "metrics" members of a JSON
+ * report, for the final report and for each -I interval alike. */
+static void json_counters_metrics(struct json *j, const struct stat_run *r,
+                                  const struct corun_sample *s, const struct corun_metrics *m)
+{
+    json_key(j, "counters");
+    json_obj_begin(j);
+    for (int ev = 0; ev < CORUN_NEVENTS; ev++) {
+        if (!wanted(r, ev))
+            continue;
+        if (s->valid & CORUN_EV_BIT(ev))
+            json_kuint(j, corun_event_name(ev), s->value[ev]);
+        else
+            json_knull(j, corun_event_name(ev));
+    }
+    json_obj_end(j);
+    json_key(j, "metrics");
+    json_obj_begin(j);
+    for (int i = 0; i < CORUN_NMETRICS; i++)
+        json_kdouble(j, corun_metric_name(i), m->v[i]);
+    json_obj_end(j);
+}
+
 static void print_json_report(const struct stat_run *r, const struct corun_sample *s,
                               uint64_t elapsed_ns, int exit_status)
 {
@@ -124,22 +147,7 @@ static void print_json_report(const struct stat_run *r, const struct corun_sampl
         json_obj_end(&j);
     }
     json_arr_end(&j);
-    json_key(&j, "counters");
-    json_obj_begin(&j);
-    for (int ev = 0; ev < CORUN_NEVENTS; ev++) {
-        if (!wanted(r, ev))
-            continue;
-        if (s->valid & CORUN_EV_BIT(ev))
-            json_kuint(&j, corun_event_name(ev), s->value[ev]);
-        else
-            json_knull(&j, corun_event_name(ev));
-    }
-    json_obj_end(&j);
-    json_key(&j, "metrics");
-    json_obj_begin(&j);
-    for (int i = 0; i < CORUN_NMETRICS; i++)
-        json_kdouble(&j, corun_metric_name(i), m.v[i]);
-    json_obj_end(&j);
+    json_counters_metrics(&j, r, s, &m);
     json_kdouble(&j, "mux_ratio", s->mux_ratio);
     json_kuint(&j, "elapsed_ns", elapsed_ns);
     if (r->argv)
@@ -227,22 +235,7 @@ static void print_interval(struct stat_run *r, const struct corun_sample *d, uin
         json_obj_begin_inline(&j);
         json_kuint(&j, "interval", r->nintervals);
         json_kuint(&j, "t_ns", t_ns);
-        json_key(&j, "counters");
-        json_obj_begin(&j);
-        for (int ev = 0; ev < CORUN_NEVENTS; ev++) {
-            if (!wanted(r, ev))
-                continue;
-            if (d->valid & CORUN_EV_BIT(ev))
-                json_kuint(&j, corun_event_name(ev), d->value[ev]);
-            else
-                json_knull(&j, corun_event_name(ev));
-        }
-        json_obj_end(&j);
-        json_key(&j, "metrics");
-        json_obj_begin(&j);
-        for (int i = 0; i < CORUN_NMETRICS; i++)
-            json_kdouble(&j, corun_metric_name(i), m.v[i]);
-        json_obj_end(&j);
+        json_counters_metrics(&j, r, d, &m);
         json_obj_end(&j);
         json_end(&j);
     } else {
