@@ -53,8 +53,11 @@ static void pair_speedups(const struct corun_topo *t, const struct corun_sim_mac
     corun_sim_free(s);
 }
 
+/* Checks @v against its band and prints it, so that the calibration figures
+ * quoted in notes come from a run of build/tests/test_sim. */
 static void in_band(const char *what, double v, double lo, double hi)
 {
+    print_message("  %-40s %.4f  [%.3f, %.3f]\n", what, v, lo, hi);
     if (!(v >= lo && v <= hi))
         fail_msg("%s = %.4f, outside its band [%.3f, %.3f]", what, v, lo, hi);
 }
