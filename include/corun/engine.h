@@ -73,6 +73,14 @@ struct corun_engine_opts {
                               per second of interval, at least 1 */
     uint64_t seed;
     const struct corun_profile_opts *profile; /* NULL: the defaults */
+    /* Appended. The outcome check (on unless this is set): each change the
+     * engine applies is judged on the instruction rates measured over the
+     * two intervals before and after it, and taken back if the tasks' summed
+     * relative speed fell by more than 1% per task; the engine then holds
+     * 4 intervals, doubling per consecutive failure up to 64. Tasks without
+     * an instruction count (no PMU) are not judged; with none, every change
+     * is kept. */
+    bool no_outcome_check;
 };
 
 struct corun_engine_task {
@@ -91,6 +99,9 @@ struct corun_engine_stats {
     uint64_t capped;       /* moves put off by the per-interval cap */
     uint64_t errors;       /* failed reads and applies (the task is kept) */
     int last_error;        /* the last of those, 0 if none */
+    /* Appended: the outcome check. */
+    uint64_t trials;       /* changes judged on measured rates */
+    uint64_t reverted;     /* of those, taken back */
 };
 
 struct corun_engine;

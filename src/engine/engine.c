@@ -7,6 +7,14 @@
  * and applies the plan through the actuator under hysteresis and a cap on
  * moves (apply_plan()). All time comes from the clock in the options, so a
  * simulator can drive the loop deterministically.
+ *
+ * Every applied change is a trial checked against what the counters then
+ * say (the outcome check): the instruction rate of each task over the
+ * intervals before the change is compared with the rate over the intervals
+ * after it, and a change that measurably lowered the sum of the tasks'
+ * relative speeds is taken back, after which the engine holds for a while
+ * (longer after each failure). The predictor is a model and can be wrong
+ * about a machine or a task; this bounds what a wrong prediction costs.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,6 +24,14 @@
 
 #include "common/internal.h"
 #include "corun/engine.h"
+
+/* Outcome check: intervals measured on each side of a change, the loss (in
+ * summed relative speed, per task measured) beyond which it is taken back,
+ * and the hold after a failed trial, doubled per consecutive failure. */
+#define CHECK_WINDOW 2
+#define CHECK_MARGIN 0.01
+#define CHECK_HOLD 4
+#define CHECK_HOLD_MAX 64
 
 struct etask {
     struct corun_engine_task t;
@@ -28,6 +44,14 @@ struct etask {
     unsigned slot;        /* profiler slot */
     int home;             /* NUMA node of its memory, -1 unknown */
     int seen_cpu;         /* where the kernel runs it while unpinned, -1 unknown */
+    /* Outcome check: instruction rates of the last whole intervals since the
+     * last change of placement (rate[0] the newest), and at the start of the
+     * trial in progress its mean rate before, its best rate seen and where it
+     * was pinned. */
+    double rate[CHECK_WINDOW], best_rate;
+    unsigned nrate;
+    double tr_before;     /* NaN: not measured before the trial */
+    int tr_cpu;           /* pinned CPU before the trial, -1 unpinned */
 };
 
 struct corun_engine {
@@ -39,6 +63,12 @@ struct corun_engine {
     bool started, placed_once, warmup_done;
     unsigned round;
     struct corun_engine_stats st;
+    /* Outcome check. */
+    uint64_t changed_ns;  /* clock time of the last change of placement */
+    bool trial;           /* a change is being measured */
+    bool arm;             /* the next change of placement starts a trial */
+    unsigned hold;        /* intervals left without plans */
+    unsigned fails;       /* consecutive failed trials */
 };
 
 static uint64_t mono_now(void *ctx)
@@ -58,6 +88,10 @@ static int mono_wait(void *ctx, uint64_t t_ns)
     while (err == EINTR && corun__now_ns() < t_ns);
     return err && err != EINTR ? -err : 0;
 }
+
+static void world_changed(struct corun_engine *e, uint64_t now);
+
+static void trial_begin(struct corun_engine *e);
 
 struct corun_clock corun_clock_monotonic(void)
 {
@@ -135,9 +169,12 @@ int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *tas
     if (err)
         return err; /* the profiler slot stays unused: slots are never reused */
     t->live = true;
+    t->tr_before = NAN;
     if (idx)
         *idx = e->ntasks;
     e->ntasks++;
+    if (e->started)
+        world_changed(e, e->o.clock.now_ns(e->o.clock.ctx));
     return 0;
 }
 
@@ -155,6 +192,7 @@ int corun_engine_remove(struct corun_engine *e, unsigned idx)
         err = e->o.act->restore(e->o.act_state, t->t.target);
     t->live = false;
     t->cpu = -1;
+    world_changed(e, e->o.clock.now_ns(e->o.clock.ctx));
     return err;
 }
 
@@ -168,7 +206,13 @@ static void note_error(struct corun_engine *e, int err)
 static int move_task(struct corun_engine *e, struct etask *t, int cpu, uint64_t now)
 {
     struct corun_cpuset set = {0};
+    int where = t->cpu >= 0 ? t->cpu : t->seen_cpu;
     int err;
+
+    if (cpu != where && e->arm) {
+        trial_begin(e);
+        e->arm = false;
+    }
 
     if (cpu < 0) {
         err = e->o.act->restore ? e->o.act->restore(e->o.act_state, t->t.target) : 0;
@@ -188,7 +232,127 @@ static int move_task(struct corun_engine *e, struct etask *t, int cpu, uint64_t 
         e->st.placements++;
     t->cpu = cpu;
     t->pinned_at = now;
+    if (cpu != where)
+        e->changed_ns = now;
     return 0;
+}
+
+/* ---- the outcome check ------------------------------------------------------ */
+
+/* The placement changed in a way the engine did not plan (a task joined,
+ * left or was pinned by the caller): rates from before no longer compare,
+ * and a trial in progress cannot be judged. It is kept, unjudged. */
+static void world_changed(struct corun_engine *e, uint64_t now)
+{
+    for (unsigned i = 0; i < e->ntasks; i++)
+        e->tasks[i].nrate = 0;
+    e->trial = false;
+    e->changed_ns = now;
+}
+
+static double weight_of(const struct etask *t)
+{
+    return t->t.weight > 0 ? t->t.weight : 1;
+}
+
+static double mean_rate(const struct etask *t)
+{
+    double s = 0;
+
+    for (unsigned k = 0; k < t->nrate; k++)
+        s += t->rate[k];
+    return t->nrate ? s / t->nrate : NAN;
+}
+
+/*
+ * Starts a trial of the moves about to be applied (called by move_task()
+ * before the first of them): records each task's mean rate over the
+ * intervals since the last change and where it runs, and forgets the rates
+ * (the intervals after the change start afresh).
+ */
+static void trial_begin(struct corun_engine *e)
+{
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        struct etask *t = &e->tasks[i];
+
+        t->tr_before = t->live ? mean_rate(t) : NAN;
+        t->tr_cpu = t->cpu;
+        t->nrate = 0;
+    }
+    e->trial = !e->o.no_outcome_check;
+}
+
+enum verdict { WAIT, KEEP, UNDO };
+
+/*
+ * Judges the trial in progress once every task measured before it has
+ * CHECK_WINDOW whole intervals after it: WAIT until then, KEEP or UNDO. A
+ * change whose measured gain in summed relative speed (each task's rate
+ * over its best rate seen, weighted) is below -CHECK_MARGIN per task
+ * measured is taken back: every task goes back where it was (pinned there,
+ * or given back to the kernel), and the engine holds.
+ */
+static enum verdict trial_judge(struct corun_engine *e, uint64_t now)
+{
+    double delta = 0, wsum = 0;
+    unsigned nmeas = 0;
+
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        const struct etask *t = &e->tasks[i];
+
+        if (!t->live || isnan(t->tr_before) || !(t->best_rate > 0))
+            continue;
+        if (t->nrate < CHECK_WINDOW)
+            return WAIT;
+        delta += weight_of(t) * (mean_rate(t) - t->tr_before) / t->best_rate;
+        wsum += weight_of(t);
+        nmeas++;
+    }
+    e->trial = false;
+    e->st.trials += nmeas > 0;
+    if (!nmeas || delta >= -CHECK_MARGIN * wsum) {
+        e->fails = 0;
+        return KEEP;
+    }
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        struct etask *t = &e->tasks[i];
+
+        if (t->live && t->cpu != t->tr_cpu)
+            move_task(e, t, t->tr_cpu, now);
+        t->nrate = 0;
+    }
+    e->st.reverted++;
+    e->hold = CHECK_HOLD << (e->fails < 4 ? e->fails : 4);
+    if (e->hold > CHECK_HOLD_MAX)
+        e->hold = CHECK_HOLD_MAX;
+    e->fails++;
+    return UNDO;
+}
+
+/*
+ * Records @t's instruction rate over the interval that ends with @cur, if
+ * the interval began after the last change of placement (within a
+ * twentieth of an interval: a real actuator moves tasks a little after the
+ * samples that decided it).
+ */
+static void note_rate(struct corun_engine *e, struct etask *t, const struct corun_sample *cur)
+{
+    uint64_t bit = CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS);
+    double r;
+
+    if (!(cur->valid & t->prev.valid & bit) || cur->t_ns <= t->prev.t_ns ||
+        cur->value[CORUN_EV_INSTRUCTIONS] < t->prev.value[CORUN_EV_INSTRUCTIONS])
+        return;
+    r = (double)(cur->value[CORUN_EV_INSTRUCTIONS] - t->prev.value[CORUN_EV_INSTRUCTIONS]) * 1e9 /
+        (double)(cur->t_ns - t->prev.t_ns);
+    if (r > t->best_rate)
+        t->best_rate = r;
+    if (t->prev.t_ns + e->o.interval_ns / 20 < e->changed_ns)
+        return;
+    memmove(&t->rate[1], &t->rate[0], (CHECK_WINDOW - 1) * sizeof(t->rate[0]));
+    t->rate[0] = r;
+    if (t->nrate < CHECK_WINDOW)
+        t->nrate++;
 }
 
 /* Reads every live task and feeds the profiler. */
@@ -214,6 +378,8 @@ static int sample_all(struct corun_engine *e)
             note_error(e, rc);
             continue;
         }
+        if (t->have_prev)
+            note_rate(e, t, &cur[i]);
         obs[n].slot = t->slot;
         obs[n].cur = &cur[i];
         obs[n].prev = t->have_prev ? &t->prev : NULL;
@@ -368,6 +534,12 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
     bool all_pinned = true, any_pinned = false, unpins = false;
     int err = -ENOMEM;
 
+    if (e->trial && trial_judge(e, now) != KEEP)
+        return 0;
+    if (e->hold) {
+        e->hold--;
+        return 0;
+    }
     pc.prof = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.prof));
     pc.live = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.live));
     pc.cur = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.cur));
@@ -413,6 +585,8 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
     }
     if (!moves)
         goto out_free;
+    /* The first move of what follows starts a trial. */
+    e->arm = true;
     if (any_pinned && all_pinned && !unpins) {
         double gain = corun_policy_predict(&pc.snap, pc.want, NULL) -
                       corun_policy_predict(&pc.snap, pc.cur, NULL);
@@ -431,6 +605,7 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
         if (pc.want[k] != pc.cur[k])
             move_task(e, &e->tasks[pc.live[k]], pc.want[k], now);
 out_free:
+    e->arm = false;
     free(pc.prof);
     free(pc.live);
     free(pc.cur);
@@ -454,6 +629,8 @@ int corun_engine_step(struct corun_engine *e)
             err = place_and_apply(e, now);
             e->o.policy = pol;
             e->round = 0;
+            /* Nothing was measured before it: not a trial. */
+            world_changed(e, now);
             if (err)
                 return err;
         }
@@ -524,6 +701,7 @@ int corun_engine_adopt(struct corun_engine *e, unsigned idx, int cpu)
     t->cpu = cpu;
     t->seen_cpu = cpu;
     t->pinned_at = e->o.clock.now_ns(e->o.clock.ctx);
+    world_changed(e, t->pinned_at);
     return 0;
 }
 
