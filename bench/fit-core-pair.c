@@ -1,0 +1,149 @@
+/*
+ * fit-core-pair.c — derives the class-pair table of SMT interference that
+ * the corun policy starts from (core_pair[][] in src/model/profile-prior.c)
+ * from the simulator, so that the prior can be re-fitted whenever the model
+ * changes instead of being tuned by hand.
+ *
+ * For each preset with SMT and each (victim, aggressor) class pair, two
+ * tasks run on an otherwise idle machine: once as the two threads of one
+ * core, once on two cores of the same LLC. The table entry is the victim's
+ * extra run time from sharing the core alone: speed on two cores / speed as
+ * siblings - 1 (what sharing the LLC and memory costs is counted at those
+ * levels by the predictor, so it is taken out here). The printed table is
+ * the median over the presets; each preset's figures follow.
+ *
+ * Usage: fit-core-pair [--json]   (the JSON line holds the median table,
+ * row by row)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corun/policy.h"
+#include "corun/sim.h"
+#include "corun/topo.h"
+
+#define NCLS 5
+#define MAXM 8
+
+/* The simulator's class standing for each corun class, in corun's order. */
+static const int sim_cls[NCLS] = {CORUN_SIM_COMPUTE_INT, CORUN_SIM_SHEEP, CORUN_SIM_RABBIT,
+                                  CORUN_SIM_CHASING, CORUN_SIM_STREAMING};
+
+/* Speed of task 0 (the victim) with the two tasks on @cpu0 and @cpu1. */
+static double victim_speed(const struct corun_topo *t, const struct corun_sim_machine *m, int v,
+                           int a, int cpu0, int cpu1)
+{
+    struct corun_sim_task task[2];
+    struct corun_sim_result r;
+    struct corun_sim *sim;
+    int place[2] = {cpu0, cpu1};
+    double s = -1;
+
+    memset(task, 0, sizeof(task));
+    for (int i = 0; i < 2; i++) {
+        task[i].cls = sim_cls[i ? a : v];
+        task[i].nphases = 1;
+        corun_sim_class_preset(task[i].cls, &task[i].phase[0]);
+        snprintf(task[i].name, sizeof(task[i].name), "t%d", i);
+    }
+    if (corun_sim_create(t, m, task, 2, 1, &sim))
+        return -1;
+    if (!corun_sim_place(sim, place) && !corun_sim_step(sim, 1.0) && !corun_sim_result(sim, &r)) {
+        s = r.tasks[0].speedup;
+        corun_sim_result_release(&r);
+    }
+    corun_sim_free(sim);
+    return s;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    double x[MAXM][NCLS][NCLS], med[NCLS][NCLS];
+    const char *names[MAXM];
+    unsigned nm = 0;
+    bool json = argc > 1 && !strcmp(argv[1], "--json");
+
+    for (unsigned i = 0; corun_sim_preset_at(i) && nm < MAXM; i++) {
+        struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC};
+        struct corun_sim_machine m;
+        struct corun_topo *t;
+        const char *syn;
+        int sib = -1, other = -1;
+
+        if (corun_sim_machine_preset(corun_sim_preset_at(i), &m, &syn))
+            continue;
+        o.input = syn;
+        if (corun_topo_load(&o, &t))
+            continue;
+        /* CPU 0's sibling, and the first thread of another core in its LLC. */
+        for (unsigned c = 1; c < corun_topo_ncpus(t); c++) {
+            enum corun_level l = corun_topo_shared_level(t, 0, c);
+
+            if (l == CORUN_LEVEL_CORE && sib < 0)
+                sib = (int)c;
+            else if (l == CORUN_LEVEL_L3 && other < 0 && corun_topo_cpu(t, c)->smt_rank == 0)
+                other = (int)c;
+        }
+        if (sib < 0 || other < 0) {
+            corun_topo_free(t);
+            continue;
+        }
+        names[nm] = corun_sim_preset_at(i);
+        for (int v = 0; v < NCLS; v++)
+            for (int a = 0; a < NCLS; a++) {
+                double s_smt = victim_speed(t, &m, v, a, 0, sib);
+                double s_two = victim_speed(t, &m, v, a, 0, other);
+
+                x[nm][v][a] = (s_smt > 0 && s_two > 0) ? s_two / s_smt - 1 : 0;
+            }
+        nm++;
+        corun_topo_free(t);
+    }
+    if (!nm) {
+        fprintf(stderr, "fit-core-pair: no preset with SMT\n");
+        return 1;
+    }
+    printf("core_pair (victim row, aggressor column; median of %u presets):\n", nm);
+    printf("%-10s", "");
+    for (int a = 0; a < NCLS; a++)
+        printf(" %9s", corun_class_name((enum corun_class)a));
+    printf("\n");
+    for (int v = 0; v < NCLS; v++) {
+        printf("%-10s", corun_class_name((enum corun_class)v));
+        for (int a = 0; a < NCLS; a++) {
+            double col[MAXM];
+
+            for (unsigned k = 0; k < nm; k++)
+                col[k] = x[k][v][a];
+            qsort(col, nm, sizeof(double), cmp_d);
+            med[v][a] = nm % 2 ? col[nm / 2] : (col[nm / 2 - 1] + col[nm / 2]) / 2;
+            printf(" %9.2f", med[v][a]);
+        }
+        printf("\n");
+    }
+    for (unsigned k = 0; k < nm; k++) {
+        printf("\n%s:\n", names[k]);
+        for (int v = 0; v < NCLS; v++) {
+            printf("%-10s", corun_class_name((enum corun_class)v));
+            for (int a = 0; a < NCLS; a++)
+                printf(" %9.2f", x[k][v][a]);
+            printf("\n");
+        }
+    }
+    if (json) {
+        printf("{\"bench\":\"fit-core-pair\",\"presets\":%u,\"table\":[", nm);
+        for (int v = 0; v < NCLS; v++)
+            for (int a = 0; a < NCLS; a++)
+                printf("%s%.3f", v || a ? "," : "", med[v][a]);
+        printf("]}\n");
+    }
+    return 0;
+}
