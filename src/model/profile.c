@@ -10,12 +10,14 @@
  *
  * Co-runners are the tasks pinned to CPUs in the same domain at a level; the
  * prediction of struct corun_task_profile's model (the same phi as the
- * policies') is compared with the observation and the error is attributed
- * by normalised least mean squares: half to the victim's sensitivities in
- * proportion to the pressure it felt at each level, half to its co-runners'
- * pressures in proportion to the victim's sensitivity there. What is learned
- * is an offset to the class prior, pulled back a little each interval so
- * that a wrong lesson fades when no longer confirmed.
+ * policies') is compared with the observation, differentially (a settled
+ * configuration against the previous one, see features()), and the error
+ * corrects the victim's sensitivities by normalised least mean squares in
+ * proportion to the pressure it felt at each level. Pressures are not
+ * learned: they stay at the class prior (what a task does to others is
+ * confounded with what the others are). What is learned is an offset to the
+ * class prior, pulled back a little each interval so that a wrong lesson
+ * fades when no longer confirmed.
  *
  * The class comes from the figures seen when the task ran best (least
  * contended): a rabbit squeezed by a streamer misses like a devil, and must
