@@ -18,8 +18,9 @@
  *   when a task settles in a new co-run configuration, the change of its
  *   perf against the previous settled one is compared with the change of
  *   1 + x^ (its speed alone, never observed, cancels out) and the error
- *   corrects its sensitivities by normalised least mean squares; learned
- *   offsets are pulled a little back to the class prior every interval.
+ *   corrects its sensitivities and its co-runners' pressures by normalised
+ *   least mean squares; learned offsets are pulled a little back to the
+ *   class prior every interval.
  *
  * The result is a struct corun_task_profile per slot, what policies read.
  * Nothing here knows about a simulator; a profiler is not thread-safe (one

@@ -12,12 +12,12 @@
  * prediction of struct corun_task_profile's model (the same phi as the
  * policies') is compared with the observation, differentially (a settled
  * configuration against the previous one, see features()), and the error
- * corrects the victim's sensitivities by normalised least mean squares in
- * proportion to the pressure it felt at each level. Pressures are not
- * learned: they stay at the class prior (what a task does to others is
- * confounded with what the others are). What is learned is an offset to the
- * class prior, pulled back a little each interval so that a wrong lesson
- * fades when no longer confirmed.
+ * corrects, in one normalised least-mean-squares step, the victim's
+ * sensitivities (in proportion to the pressure it felt at each level) and
+ * the pressures of the tasks sharing a domain with it now (in proportion to
+ * the victim's sensitivity there), see press_grad(). What is learned is an
+ * offset to the class prior, pulled back a little each interval so that a
+ * wrong lesson fades when no longer confirmed.
  *
  * The class comes from the figures seen when the task ran best (least
  * contended): a rabbit squeezed by a streamer misses like a devil, and must
@@ -245,6 +245,10 @@ static int dom_of(const struct corun_profiler *p, int cpu, unsigned li, double *
     return d;
 }
 
+/* Co-runners per level whose pressure one lesson may teach: a victim in a
+ * big domain (a whole socket's memory) teaches the first ones found. */
+#define LESSON_MAX 64
+
 /* Index of a class in the core-level sums: the five classes, then unknown. */
 #define NCLS (CORUN_NCLASSES + 1)
 static unsigned cls_idx(enum corun_class c)
@@ -284,9 +288,8 @@ static void core_mult(const struct slot *s, double *ms, double *mp, double *s0, 
  * three intervals) and compares it with the previous settled one:
  *   e = ln(perf_before / perf_now) - ln((1 + x^_now) / (1 + x^_before))
  * where the unknown speed alone cancels out, and corrects the task's
- * sensitivities by normalised LMS along the gradient of that log ratio.
- * Pressures stay at their class priors: what a task does to others is
- * confounded with what the others are, and the priors order it well.
+ * sensitivities, and its present co-runners' pressures, by normalised LMS
+ * along the gradient of that log ratio.
  */
 static void features(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned n,
                      unsigned k, double *const *sum, const unsigned *const *members,
@@ -331,9 +334,80 @@ static void sens_vec(const struct slot *s, double v[NLEV], double *s0)
         slot_ps(s, li, &pr, &v[li]);
 }
 
-static void settle(struct corun_profiler *p, struct slot *s, const double f[NLEV])
+/* What settle() needs to reach a victim's co-runners: the interval's
+ * observations, the victim's index among them, tasks per CPU and the
+ * pressure summed per domain (as learn() built them). */
+struct lesson {
+    const struct corun_profile_obs *obs;
+    unsigned n, k;
+    const unsigned *cnt;
+    double *const *sum;
+};
+
+/*
+ * The victim's error also teaches its co-runners' pressures: the gradient of
+ * its predicted log(1 + x^) with respect to the pressure of each task sharing
+ * a domain with it now, at every level, joins its own sensitivities' in one
+ * normalised LMS step (so the error is split between what the victim feels
+ * and what the others do, in proportion to how much each moves the
+ * prediction). The co-runners of the previous configuration are not
+ * remembered, so their share of the comparison is not taught; across
+ * victims each task is judged as a co-runner many times, which averages the
+ * confound between its pressure and its victims' sensitivities.
+ */
+static void press_grad(struct corun_profiler *p, const struct slot *s, const struct lesson *ls,
+                       const double sv[NLEV], double xn, double *h, unsigned *who, unsigned *nh)
+{
+    const struct corun_profile_obs *ob = &ls->obs[ls->k];
+    unsigned cv = cls_idx(slot_class(s));
+
+    *nh = 0;
+    for (unsigned li = 0; li < NLEV; li++) {
+        double sc, pr, se, others, dfdo = 0;
+        int d = dom_of(p, ob->cpu, li, &sc);
+        unsigned taught = 0;
+
+        if (d < 0 || sv[li] <= 0)
+            continue;
+        if (li) {
+            slot_ps(s, li, &pr, &se);
+            others = ls->sum[li][d] - pr / ls->cnt[ob->cpu];
+            others = others > 0 ? others : 0;
+            /* d phi / d others, as features() weighs it. */
+            dfdo = (li == 1 || li == 2) ? sc * 2 * others / pow(1 + others, 3) : sc;
+        }
+        for (unsigned j = 0; j < ls->n && taught < LESSON_MAX; j++) {
+            const struct corun_profile_obs *oj = &ls->obs[j];
+            const struct slot *sj;
+            double g;
+
+            if (j == ls->k || oj->cpu < 0 || dom_of(p, oj->cpu, li, NULL) != d)
+                continue;
+            sj = &p->slots[oj->slot];
+            if (li == 0) {
+                double pj, sj0;
+
+                corun_profile_prior(slot_class(sj), CORUN_LEVEL_CORE, &pj, &sj0);
+                if (pj <= 0)
+                    continue;
+                g = corun_profile_core_pair(idx_cls(cv), slot_class(sj)) / pj;
+            } else {
+                g = dfdo;
+            }
+            h[*nh] = sv[li] * g / ls->cnt[oj->cpu] / (1 + xn);
+            who[*nh] = oj->slot * NLEV + li;
+            (*nh)++;
+            taught++;
+        }
+    }
+}
+
+static void settle(struct corun_profiler *p, struct slot *s, const double f[NLEV],
+                   const struct lesson *ls)
 {
     double sv[NLEV], s0, xn = 0, xb = 0, g[NLEV], norm = 0.01, e, perf;
+    double h[NLEV * LESSON_MAX];
+    unsigned who[NLEV * LESSON_MAX], nh = 0;
     bool same = true;
 
     for (unsigned li = 0; li < NLEV; li++)
@@ -375,12 +449,18 @@ static void settle(struct corun_profiler *p, struct slot *s, const double f[NLEV
                 g[li] = f[li] / (1 + xn) - s->cfg_f[li] / (1 + xb);
                 norm += g[li] * g[li];
             }
+            press_grad(p, s, ls, sv, xn, h, who, &nh);
+            for (unsigned q = 0; q < nh; q++)
+                norm += h[q] * h[q];
             e = log(s->cfg_perf / perf) - log((1 + xn) / (1 + xb));
             for (unsigned li = 0; li < NLEV; li++) {
                 double step = p->o.learn_rate * e * g[li] / norm;
 
                 s->dsens[li] += li == 0 ? s0 * step : step;
             }
+            for (unsigned q = 0; q < nh; q++)
+                p->slots[who[q] / NLEV].dpress[who[q] % NLEV] +=
+                    p->o.learn_rate * e * h[q] / norm;
         }
     }
     memcpy(s->cfg_f, f, sizeof(s->cfg_f));
@@ -434,8 +514,10 @@ static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, 
 
         if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus)
             continue;
+        struct lesson ls = {.obs = obs, .n = n, .k = k, .cnt = cnt, .sum = sum};
+
         features(p, obs, n, k, sum, (const unsigned *const *)members, cnt, f);
-        settle(p, s, f);
+        settle(p, s, f, &ls);
     }
     err = 0;
 out_free:

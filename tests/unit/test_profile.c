@@ -125,10 +125,12 @@ static double core_x(const struct corun_profiler *p, unsigned victim, unsigned o
  * Two compute-bound tasks, moved every six intervals between two cores and
  * one SMT core, where they really halve each other (the prior says 0.68
  * extra) or do not slow each other at all. The learner raises the pair's
- * predicted interference toward what it sees; a second pair that does not
+ * predicted interference toward what it sees, through the victim's
+ * sensitivity and the co-runner's pressure; a second pair that does not
  * slow down at all is learned down.
  */
-static void learn_pair(double shared_ipc, double *x_before, double *x_after)
+static void learn_pair(double shared_ipc, double *x_before, double *x_after, double *press_before,
+                       double *press_after)
 {
     struct corun_profiler *p;
     struct stream a = {0}, b = {0};
@@ -149,23 +151,30 @@ static void learn_pair(double shared_ipc, double *x_before, double *x_after)
         o[0] = obs_of(&a, sa, 0);
         o[1] = obs_of(&b, sb, shared ? 1 : 2);
         assert_int_equal(corun_profiler_update(p, o, 2), 0);
-        if (k == 5)
+        if (k == 5) {
             *x_before = core_x(p, sa, sb);
+            *press_before = corun_profiler_get(p, sb)->pressure[CORUN_LEVEL_CORE];
+        }
     }
     assert_int_equal(corun_profiler_get(p, sa)->cls, CORUN_CLASS_COMPUTE);
     *x_after = core_x(p, sa, sb);
+    *press_after = corun_profiler_get(p, sb)->pressure[CORUN_LEVEL_CORE];
     corun_profiler_free(p);
 }
 
 static void test_learns_pair_interference(void **state)
 {
-    double before, after;
+    double before, after, pb, pa;
 
-    learn_pair(1.0, &before, &after); /* truly x = 1 */
+    learn_pair(1.0, &before, &after, &pb, &pa); /* truly x = 1 */
     assert_true(fabs(before - 0.68) < 0.01);
     assert_true(after > before + 0.15);
-    learn_pair(2.0, &before, &after); /* truly x = 0 */
+    /* Part of the lesson is what the co-runner does: its pressure rose. */
+    assert_true(fabs(pb - 1.0) < 0.01);
+    assert_true(pa > pb + 0.05);
+    learn_pair(2.0, &before, &after, &pb, &pa); /* truly x = 0 */
     assert_true(after < before - 0.3);
+    assert_true(pa < pb - 0.05);
 }
 
 static void test_missing_counters(void **state)
