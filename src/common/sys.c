@@ -55,8 +55,13 @@ static void real_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
     memset(regs, 0, 4 * sizeof(regs[0]));
 #if defined(__x86_64__) || defined(__i386__)
-    /* __get_cpuid_count checks @leaf against the basic or extended maximum. */
-    __get_cpuid_count(leaf, subleaf, &regs[0], &regs[1], &regs[2], &regs[3]);
+    /* Leaves of the hypervisor range (0x4000xxxx) are not bounded by the
+     * basic or extended maximum: guests answer them and bare metal returns
+     * another leaf's data, which the caller judges by the signature. The
+     * others are checked against their range's maximum. */
+    if ((leaf & 0xf0000000u) != 0x40000000u && leaf > __get_cpuid_max(leaf & 0x80000000u, NULL))
+        return;
+    __cpuid_count(leaf, subleaf, regs[0], regs[1], regs[2], regs[3]);
 #endif
 }
 

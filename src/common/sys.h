@@ -30,7 +30,10 @@ struct corun__syscalls {
     int (*process_madvise)(int pidfd, const void *iov, size_t vlen, int advice,
                            unsigned int flags);
     /* CPUID leaf/subleaf into regs[0..3] = eax, ebx, ecx, edx; all zero for a
-     * leaf above the maximum and on non-x86 builds. Never fails. */
+     * leaf above its range's maximum and on non-x86 builds (hypervisor leaves
+     * 0x4000xxxx are always executed). Never fails. The only place corun
+     * executes the instruction: corun_platform_cpuid_native() goes through
+     * it too. */
     void (*cpuid)(uint32_t leaf, uint32_t subleaf, uint32_t regs[4]);
 };
 

@@ -1,17 +1,15 @@
 /*
- * platform-cpuid.c — the CPUID seam: the instruction itself, the list of
- * leaves the platform box asks for, and recorded dumps that answer in its
- * place, so tests (and bug reports) replay a processor we do not have.
+ * platform-cpuid.c — the CPUID source of the platform report: the
+ * instruction (through corun__sys.cpuid, the one seam every box shares), the
+ * list of leaves the platform box asks for, and recorded dumps that answer in
+ * its place, so tests (and bug reports) replay a processor we do not have.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sys.h"
 #include "platform/platform-internal.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 #define LEAF(l, s) (((uint64_t)(l) << 32) | (uint32_t)(s))
 
@@ -31,19 +29,24 @@ const uint64_t *corun_platform_cpuid_leaves(void)
 bool corun_platform_cpuid_native(void *user, uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
 #if defined(__x86_64__) || defined(__i386__)
-    uint32_t max;
+    uint32_t max[4];
 
-    /* Leaves of the hypervisor range are not bounded by __get_cpuid_max:
-     * guests answer 0x40000000 and bare metal returns another leaf's data,
-     * which the caller judges by the signature. */
+    (void)user;
+    /* Through the syscall seam, the one place the instruction runs; it
+     * zeroes a leaf above the maximum, which this interface reports as
+     * false (a zero answer can be a real one). */
     if ((leaf & 0xf0000000u) != 0x40000000u) {
-        max = __get_cpuid_max(leaf & 0x80000000u, NULL);
-        if (leaf > max)
+        corun__sys.cpuid(leaf & 0x80000000u, 0, max);
+        if (leaf > max[0])
             return false;
     }
-    __cpuid_count(leaf, subleaf, regs[0], regs[1], regs[2], regs[3]);
+    corun__sys.cpuid(leaf, subleaf, regs);
     return true;
 #else
+    (void)user;
+    (void)leaf;
+    (void)subleaf;
+    (void)regs;
     return false;
 #endif
 }
