@@ -75,7 +75,7 @@ struct corun_thp_size {
 /* One hugetlb pool (/sys/kernel/mm/hugepages/hugepages-<N>kB). */
 struct corun_hugetlb_pool {
     uint64_t size_kb;
-    uint64_t total, free, reserved, surplus; /* pages */
+    uint64_t total, free, reserved, surplus; /* pages; UINT64_MAX unreadable */
 };
 
 struct corun_thp_system {

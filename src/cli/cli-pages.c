@@ -65,10 +65,18 @@ static void print_system(const struct corun_thp_system *s)
     for (unsigned i = 0; i < s->npools; i++) {
         const struct corun_hugetlb_pool *p = &s->pools[i];
 
+        const uint64_t v[4] = {p->total, p->free, p->reserved, p->surplus};
+        char f[4][24];
+
         format_kb(buf, sizeof(buf), p->size_kb);
-        printf("hugetlb %-7s %" PRIu64 " pages, %" PRIu64 " free, %" PRIu64 " reserved, %" PRIu64
-               " surplus\n",
-               buf, p->total, p->free, p->reserved, p->surplus);
+        for (int k = 0; k < 4; k++) {
+            if (v[k] == UINT64_MAX)
+                snprintf(f[k], sizeof(f[k]), "?");
+            else
+                snprintf(f[k], sizeof(f[k]), "%" PRIu64, v[k]);
+        }
+        printf("hugetlb %-7s %s pages, %s free, %s reserved, %s surplus\n", buf, f[0], f[1], f[2],
+               f[3]);
     }
     if (s->anon_huge_kb != UINT64_MAX) {
         format_kb(buf, sizeof(buf), s->anon_huge_kb);
@@ -162,10 +170,11 @@ static void json_system(struct json *j, const struct corun_thp_system *s)
 
         json_obj_begin_inline(j);
         json_kuint(j, "size_kb", p->size_kb);
-        json_kuint(j, "total", p->total);
-        json_kuint(j, "free", p->free);
-        json_kuint(j, "reserved", p->reserved);
-        json_kuint(j, "surplus", p->surplus);
+        /* Unreadable counts are null, never 0. */
+        json_kint_or_null(j, "total", p->total == UINT64_MAX ? -1 : (long long)p->total);
+        json_kint_or_null(j, "free", p->free == UINT64_MAX ? -1 : (long long)p->free);
+        json_kint_or_null(j, "reserved", p->reserved == UINT64_MAX ? -1 : (long long)p->reserved);
+        json_kint_or_null(j, "surplus", p->surplus == UINT64_MAX ? -1 : (long long)p->surplus);
         json_obj_end(j);
     }
     json_arr_end(j);

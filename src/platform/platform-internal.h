@@ -60,12 +60,6 @@ unsigned corun__pf_cpuinfo_count(const char *text);
  */
 bool corun__pf_param(const char *cmdline, const char *name, char *val, size_t len);
 
-/*
- * corun__pf_bracketed() - the [selected] word of a sysfs choice file
- * ("always [madvise] never"), into @out. False when none is bracketed.
- */
-bool corun__pf_bracketed(const char *text, char *out, size_t len);
-
 /* Reads @path below the root into @buf, trimmed. Returns length or -errno. */
 int corun__pf_read_str(const struct corun__pf_ctx *c, const char *path, char *buf, size_t len);
 /* Reads a decimal (signed) integer from @path. 0 or -errno / -EINVAL. */

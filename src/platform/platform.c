@@ -191,16 +191,6 @@ bool corun__pf_param(const char *cmdline, const char *name, char *val, size_t le
     return found;
 }
 
-bool corun__pf_bracketed(const char *text, char *out, size_t len)
-{
-    const char *a = strchr(text, '['), *b = a ? strchr(a, ']') : NULL;
-
-    if (!a || !b || !len)
-        return false;
-    snprintf(out, len, "%.*s", (int)(b - a - 1), a + 1);
-    return true;
-}
-
 int corun__pf_read_str(const struct corun__pf_ctx *c, const char *path, char *buf, size_t len)
 {
     ssize_t n = corun__read_text(c->root, path, buf, len);

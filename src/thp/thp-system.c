@@ -174,7 +174,7 @@ static void read_pools(int rootfd, struct corun_thp_system *out)
         for (size_t i = 0; i < CORUN_ARRAY_SIZE(files); i++) {
             snprintf(path, sizeof(path), HUGETLB_DIR "/%s/%s", e->d_name, files[i]);
             if (corun__read_u64(rootfd, path, vals[i]))
-                *vals[i] = 0;
+                *vals[i] = UINT64_MAX; /* unreadable, not zero pages */
         }
         out->npools++;
     }

@@ -459,9 +459,6 @@ static void test_small_parsers(void **state)
     free(flags);
     assert_null(corun__pf_cpuinfo_flags("processor : 0\n"));
     assert_int_equal(corun__pf_cpuinfo_count(ci), 2);
-    assert_true(corun__pf_bracketed("always [madvise] never", out, sizeof(out)));
-    assert_string_equal(out, "madvise");
-    assert_false(corun__pf_bracketed("always madvise never", out, sizeof(out)));
 }
 
 static void test_cpuid_dump(void **state)

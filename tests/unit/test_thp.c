@@ -18,6 +18,7 @@
 
 #include "common/sys.h"
 #include "corun/thp.h"
+#include "thp/thp-internal.h"
 
 #define MIB  (1ull << 20)
 #define HUGE (2 * MIB)
@@ -76,6 +77,26 @@ static void test_system_old_and_absent(void **state)
     assert_int_equal(s.pmd_size_bytes, 0);
 
     assert_int_equal(corun_thp_system_read("/nonexistent/root", &s), -ENOENT);
+
+    /* A pool whose counters cannot be read says so: unknown, not 0 pages. */
+    assert_int_equal(corun_thp_system_read(root_of("thp/partial-pool"), &s), 0);
+    assert_int_equal(s.npools, 1);
+    assert_int_equal(s.pools[0].total, 64);
+    assert_true(s.pools[0].free == UINT64_MAX && s.pools[0].reserved == UINT64_MAX &&
+                s.pools[0].surplus == UINT64_MAX);
+    assert_int_equal(s.mode, CORUN_THP_NEVER);
+}
+
+/* The [selected] word of a sysfs choice file, the one parser of them. */
+static void test_selected(void **state)
+{
+    char out[32];
+
+    assert_int_equal(corun__thp_selected("always [madvise] never\n", out, sizeof(out)), 0);
+    assert_string_equal(out, "madvise");
+    assert_int_equal(corun__thp_selected("always madvise never", out, sizeof(out)), -EINVAL);
+    assert_string_equal(out, "");
+    assert_int_equal(corun__thp_selected("[defer+madvise]", out, 4), -EINVAL); /* too long */
 }
 
 /* ---- coverage ------------------------------------------------------------ */
@@ -546,7 +567,7 @@ int main(void)
         cmocka_unit_test(test_parse_every_prefix),  cmocka_unit_test(test_collapse_plan_fixture),
         cmocka_unit_test(test_collapse_refusals),   cmocka_unit_test(test_collapse_live),
         cmocka_unit_test(test_collapse_skips_live), cmocka_unit_test(test_collapse_errors_injected),
-        cmocka_unit_test(test_collapse_no_process),
+        cmocka_unit_test(test_collapse_no_process), cmocka_unit_test(test_selected),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
