@@ -153,6 +153,13 @@ CORUN_API int corun_engine_run(struct corun_engine *e, uint64_t duration_ns,
                                volatile const bool *stop);
 
 /*
+ * corun_engine_set_hint() - the class of task @idx as the caller learned it
+ * after adding it (corun_profiler_set_hint()); CORUN_CLASS_UNKNOWN gives
+ * the classification back to the counters. 0 or -ENOENT.
+ */
+CORUN_API int corun_engine_set_hint(struct corun_engine *e, unsigned idx, enum corun_class hint);
+
+/*
  * corun_engine_set_home() - says that task @idx's memory lives on NUMA node
  * @node (logical index; -1: unknown), as the caller knows it (the first
  * placement of a launched task, /proc/PID/numa_maps, the simulator's first

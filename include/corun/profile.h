@@ -75,6 +75,16 @@ CORUN_API int corun_profiler_add(struct corun_profiler *p, unsigned id, enum cor
                                  double weight, unsigned *slot);
 
 /*
+ * corun_profiler_set_hint() - replaces the class hint of @slot (UNKNOWN:
+ * classify from counters again), for a caller that learned the class after
+ * the task joined (a batch from its footprint when no counter reads LLC
+ * misses). A hint outranks the counters; learned offsets are kept, now
+ * relative to the new class's prior. 0 or -ENOENT.
+ */
+CORUN_API int corun_profiler_set_hint(struct corun_profiler *p, unsigned slot,
+                                      enum corun_class hint);
+
+/*
  * corun_profiler_update() - learns from one interval: @n observations, one
  * per task that ran (slots not given keep their profile). Tasks pinned in a
  * shared domain are each other's co-runners; a task with cpu -1 is learned

@@ -277,6 +277,21 @@ static void engine_drop_job(struct batch *b, struct job_run *r)
     r->eng_idx = -1;
 }
 
+/*
+ * The class the batch learned for a running job, for the engine's profiler,
+ * where the sensor cannot tell it (no LLC miss count: the proc sensor); with
+ * counters the profiler's own classification stands.
+ */
+static void tell_engine_class(struct batch *b, struct job_run *r)
+{
+    struct corun_task_profile p;
+
+    if (!b->eng || r->eng_idx < 0 || corun_engine_profile(b->eng, (unsigned)r->eng_idx, &p))
+        return;
+    if (isnan(p.llc_mpki) && p.cls != r->cls)
+        corun_engine_set_hint(b->eng, (unsigned)r->eng_idx, r->cls);
+}
+
 static void start_job(struct batch *b, struct job_run *r, int cpu)
 {
     struct spawn_opts so = {.shell_cmd = r->spec->command, .new_pgroup = true, .null_stdin = true};
@@ -537,9 +552,11 @@ static void tick(struct batch *b, uint64_t *next_engine_ns)
         }
         if (use[i].rss > r->live_rss)
             r->live_rss = use[i].rss;
-        if (now - r->start_s >= MATURE_S)
+        if (now - r->start_s >= MATURE_S) {
             r->cls =
                 sched_learn_class(r->spec->cls, fmin(1.0, r->live_demand), r->live_rss, &b->caches);
+            tell_engine_class(b, r);
+        }
         if (r->cpu >= 0 && b->ops && r->napplied && now - r->start_s >= MATURE_S &&
             r->live_delay_s > UNPIN_WAIT * (r->live_cpu_s + r->live_delay_s))
             unpin_job(b, r);

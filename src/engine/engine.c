@@ -663,6 +663,13 @@ int corun_engine_run(struct corun_engine *e, uint64_t duration_ns, volatile cons
     return err;
 }
 
+int corun_engine_set_hint(struct corun_engine *e, unsigned idx, enum corun_class hint)
+{
+    if (idx >= e->ntasks)
+        return -ENOENT;
+    return corun_profiler_set_hint(e->prof, e->tasks[idx].slot, hint);
+}
+
 int corun_engine_set_home(struct corun_engine *e, unsigned idx, int node)
 {
     if (idx >= e->ntasks)

@@ -564,6 +564,18 @@ int corun_profiler_update(struct corun_profiler *p, const struct corun_profile_o
     return err;
 }
 
+int corun_profiler_set_hint(struct corun_profiler *p, unsigned slot, enum corun_class hint)
+{
+    struct slot *s;
+
+    if (slot >= p->nslots)
+        return -ENOENT;
+    s = &p->slots[slot];
+    s->hint = (unsigned)hint < CORUN_NCLASSES ? hint : CORUN_CLASS_UNKNOWN;
+    refresh_profile(s);
+    return 0;
+}
+
 const struct corun_task_profile *corun_profiler_get(const struct corun_profiler *p, unsigned slot)
 {
     return slot < p->nslots ? &p->slots[slot].prof : NULL;

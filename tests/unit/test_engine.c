@@ -439,6 +439,26 @@ static void test_outcome_check(void **state)
     }
 }
 
+/* A class the caller learns later replaces the counters' (and UNKNOWN gives
+ * the classification back to them). */
+static void test_set_hint(void **state)
+{
+    struct corun_engine *e = engine("corun", 0, 0);
+    struct corun_task_profile p;
+
+    assert_int_equal(corun_engine_run(e, 500000000, NULL), 0);
+    assert_int_equal(corun_engine_profile(e, 0, &p), 0);
+    assert_int_equal(p.cls, CORUN_CLASS_COMPUTE);
+    assert_int_equal(corun_engine_set_hint(e, 0, CORUN_CLASS_RABBIT), 0);
+    assert_int_equal(corun_engine_profile(e, 0, &p), 0);
+    assert_int_equal(p.cls, CORUN_CLASS_RABBIT);
+    assert_int_equal(corun_engine_set_hint(e, 0, CORUN_CLASS_UNKNOWN), 0);
+    assert_int_equal(corun_engine_profile(e, 0, &p), 0);
+    assert_int_equal(p.cls, CORUN_CLASS_COMPUTE);
+    assert_int_equal(corun_engine_set_hint(e, NT, CORUN_CLASS_SHEEP), -ENOENT);
+    corun_engine_free(e);
+}
+
 /* The linux policy never pins. */
 static void test_linux_pins_nothing(void **state)
 {
@@ -472,6 +492,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_set_hint, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
