@@ -198,12 +198,83 @@ static void test_mutex_sleeper_is_woken(void **state)
     assert_int_equal(pthread_create(&t, NULL, lock_then_flag, &a), 0);
     await(some_futex_wait, &one, "the waiter to sleep in FUTEX_WAIT");
     assert_false(__atomic_load_n(&a.got, __ATOMIC_SEQ_CST));
-    assert_int_equal(__atomic_load_n(&m.state, __ATOMIC_SEQ_CST), 2);
+    assert_int_equal(__atomic_load_n(&m.state, __ATOMIC_SEQ_CST),
+                     CORUN__MUTEX_LOCKED | CORUN__MUTEX_SLEEPERS);
     corun_mutex_unlock(&m);
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_true(a.got);
-    /* Ours, and the waiter's own: having slept, it took the lock as 2. */
+    /* Ours, and the waiter's own: having slept, it took the lock with SLEEPERS. */
     assert_int_equal(wakes(), 2);
+    assert_int_equal(m.state, 0);
+}
+
+/*
+ * Bounded unfairness: a waiter asleep in the kernel gets the lock while
+ * three threads take and release it back to back (a lock that lets running
+ * threads barge could pass it among them for ever). The hammers stop only
+ * once the sleeper has it, so nothing but the starvation bound ends the test
+ * in time.
+ */
+#define NHAMMERS 3
+
+struct hammer_arg {
+    struct corun_mutex *m;
+    int *stop;
+    unsigned *started;
+    uint64_t taken; /* acquisitions, under *m */
+};
+
+static void *hammer(void *p)
+{
+    struct hammer_arg *a = p;
+
+    __atomic_fetch_add(a->started, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(a->stop, __ATOMIC_ACQUIRE)) {
+        corun_mutex_lock(a->m);
+        a->taken++;
+        corun_mutex_unlock(a->m);
+    }
+    return NULL;
+}
+
+static bool hammers_started(void *p)
+{
+    return __atomic_load_n((unsigned *)p, __ATOMIC_SEQ_CST) == NHAMMERS;
+}
+
+static bool flag_set(void *p)
+{
+    return __atomic_load_n((bool *)p, __ATOMIC_SEQ_CST);
+}
+
+static void test_mutex_sleeper_not_starved(void **state)
+{
+    struct corun_mutex m = CORUN_MUTEX_INIT;
+    struct sleeper_arg victim = {.m = &m};
+    struct hammer_arg h[NHAMMERS];
+    unsigned one = 1, started = 0;
+    uint64_t taken = 0;
+    int stop = 0;
+    pthread_t vt, ht[NHAMMERS];
+
+    corun_mutex_lock(&m);
+    assert_int_equal(pthread_create(&vt, NULL, lock_then_flag, &victim), 0);
+    await(some_futex_wait, &one, "the victim to sleep in FUTEX_WAIT");
+    for (int i = 0; i < NHAMMERS; i++) {
+        h[i] = (struct hammer_arg){.m = &m, .stop = &stop, .started = &started};
+        assert_int_equal(pthread_create(&ht[i], NULL, hammer, &h[i]), 0);
+    }
+    await(hammers_started, &started, "the hammers to start");
+    corun_mutex_unlock(&m);
+    await(flag_set, &victim.got, "the sleeping victim to get the lock");
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(vt, NULL), 0);
+    for (int i = 0; i < NHAMMERS; i++) {
+        assert_int_equal(pthread_join(ht[i], NULL), 0);
+        taken += h[i].taken;
+    }
+    print_message("victim got the lock after %llu acquisitions by the hammers\n",
+                  (unsigned long long)taken);
     assert_int_equal(m.state, 0);
 }
 
@@ -572,6 +643,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mutex_exact_total_each_strategy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutex_trylock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutex_sleeper_is_woken, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mutex_sleeper_not_starved, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_returns_when_different, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_eintr_is_spurious, setup, teardown),
