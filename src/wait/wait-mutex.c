@@ -66,7 +66,7 @@
  * longest sleeper (futex queues are FIFO for normal-priority threads), which
  * is older than the bound by then and reserves the lock at once. So a
  * waiter gets the lock within about 1 ms plus, per waiter ahead of it, one
- * wake-up latency (or nap) and one critical section.
+ * wake-up latency (or nap) and one critical section, once it has a CPU.
  *
  * The condition variable is a sequence number: waiters sleep on it with
  * corun_wait_u32(), signal and broadcast bump it and call corun_wake_u32().
