@@ -51,9 +51,8 @@
  *     takes the lock, clearing AWAKE, and its own unlock sees SLEEPERS and
  *     wakes one; or it goes to sleep, clearing AWAKE, which is the case
  *     above for the lock's owner.
- *   - STARVING set: the starving waiter sleeps with its own futex bitset
- *     and the unlock wakes it (FUTEX_WAKE_BITSET) after its RMW, as above;
- *     the others sleep on until the starving waiter's own unlock.
+ *   - STARVING set: the unlock wakes every sleeper (the starving waiter may
+ *     be any of them); the others find the lock reserved and sleep again.
  * SLEEPERS is cleared only by the unlock whose FUTEX_WAKE woke nobody, and
  * only if the word has not changed since its RMW: nobody can have queued in
  * between, since every sleeper's v has LOCKED or STARVING set. A woken
@@ -62,8 +61,8 @@
  *
  * Bounded unfairness. A waiter that has waited CORUN__MUTEX_STARVE_TICKS
  * sets STARVING (one at a time); from then on nobody else takes the lock
- * (trylock fails, barging stops), the holder's unlock wakes the starving
- * waiter if it sleeps, and it takes the lock. SLEEPERS still set, its unlock wakes the
+ * (trylock fails, barging stops), the holder's unlock wakes all sleepers and
+ * the starving waiter takes it. SLEEPERS still set, its unlock wakes the
  * longest sleeper (futex queues are FIFO for normal-priority threads), which
  * is older than the bound by then and reserves the lock at once. So a
  * waiter gets the lock within about 1 ms plus, per waiter ahead of it, one
@@ -78,7 +77,6 @@
  * the checks stay in NDEBUG builds.
  */
 #include <errno.h>
-#include <linux/futex.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -101,12 +99,6 @@
 #ifndef SPARSE_MAX
 #define SPARSE_MAX 8u
 #endif
-
-/*
- * Futex bitsets: the starving waiter sleeps apart, so that the unlock of a
- * reserved lock wakes it alone rather than every sleeper.
- */
-enum { WAITER_BITS = 1, STARVER_BITS = 2 };
 
 /* The state word's bits; wait-internal.h names them for the tests. */
 enum {
@@ -155,27 +147,6 @@ void corun_mutex_init(struct corun_mutex *m)
 static bool cas(struct corun_mutex *m, uint32_t *c, uint32_t n, int order)
 {
     return __atomic_compare_exchange_n(&m->state, c, n, false, order, __ATOMIC_RELAXED);
-}
-
-/*
- * FUTEX_WAIT_BITSET on the state word while it holds @v, with @bits, for at
- * most @nap_ns (0: no limit). Any return (woken, EAGAIN, timeout, EINTR)
- * means: look at the word again.
- */
-static void mutex_sleep(struct corun_mutex *m, uint32_t v, uint32_t bits, long nap_ns)
-{
-    struct timespec ts, *abs = NULL;
-
-    if (nap_ns && corun__sys.clock_gettime(CLOCK_MONOTONIC, &ts) == 0) {
-        /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
-        ts.tv_nsec += nap_ns;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        abs = &ts;
-    }
-    corun__sys.futex(&m->state, FUTEX_WAIT_BITSET_PRIVATE, v, abs, NULL, bits);
 }
 
 /*
@@ -288,7 +259,9 @@ static void lock_slow(struct corun_mutex *m)
              * make the owner's next unlock, ~100 ns away, wake a waiter
              * again: one FUTEX_WAKE per round, and a waiter always awake.
              */
-            mutex_sleep(m, c, WAITER_BITS, NAP_NS);
+            struct timespec nap = {.tv_sec = 0, .tv_nsec = NAP_NS};
+
+            corun__futex_wait(&m->state, c, &nap);
             deadline = 0; /* look, then nap again: no watching between naps */
             c = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
             continue;
@@ -303,7 +276,7 @@ static void lock_slow(struct corun_mutex *m)
             v &= ~AWAKE;
         if (!cas(m, &c, v, __ATOMIC_RELAXED))
             continue;
-        mutex_sleep(m, v, starver ? STARVER_BITS : WAITER_BITS, 0);
+        corun__futex_wait(&m->state, v, NULL);
         slept = token = true;
         deadline = corun__wait_ticks() + CORUN__WAIT_SPIN_TICKS;
         c = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
@@ -354,17 +327,12 @@ static void unlock_slow(struct corun_mutex *m, uint32_t c)
         v = c & ~LOCKED;
         wake = 0;
         if ((c & (SLEEPERS | STARVING)) == (SLEEPERS | STARVING)) {
-            wake = -1; /* the starving waiter, which may be asleep */
+            wake = INT32_MAX;
         } else if ((c & (SLEEPERS | AWAKE)) == SLEEPERS) {
             v |= AWAKE;
             wake = 1;
         }
     } while (!cas(m, &c, v, __ATOMIC_RELEASE));
-    if (wake < 0) {
-        /* Other sleepers may be queued: SLEEPERS stays, whatever this finds. */
-        corun__sys.futex(&m->state, FUTEX_WAKE_BITSET_PRIVATE, 1, NULL, NULL, STARVER_BITS);
-        return;
-    }
     if (!wake || corun__futex_wake(&m->state, wake) > 0)
         return;
     /*

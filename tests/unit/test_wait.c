@@ -31,13 +31,13 @@ static long counting_futex(uint32_t *uaddr, int op, uint32_t val, const struct t
 {
     int cmd = op & FUTEX_CMD_MASK;
 
-    if (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) {
+    if (cmd == FUTEX_WAIT) {
         __atomic_fetch_add(&n_wait, 1, __ATOMIC_SEQ_CST);
         if (fail_errno) {
             errno = fail_errno;
             return -1;
         }
-    } else if (cmd == FUTEX_WAKE || cmd == FUTEX_WAKE_BITSET) {
+    } else if (cmd == FUTEX_WAKE) {
         __atomic_fetch_add(&n_wake, 1, __ATOMIC_SEQ_CST);
     }
     return real_futex(uaddr, op, val, ts, uaddr2, val3);
