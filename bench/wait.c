@@ -27,7 +27,7 @@
  *   {"strategy": ..., "repeat": N, "uncontended_ns": {lock: ns...},
  *    "results": [{"lock", "threads", "ops_per_s", "cpu_ns_per_op",
  *    "handoff_ns", "bystander_ops_per_s", "ctxsw_per_kop"}]}
- * The default run (5 interleaved repeats of 200 ms, medians) takes about 30 s.
+ * The default run (7 interleaved repeats of 200 ms, medians) takes about 33 s.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -530,7 +530,7 @@ int main(int argc, char **argv)
     static struct result raw[MAX_REPEAT][NLOCKS][NCOUNTS];
     static double unc_raw[NLOCKS][MAX_REPEAT];
     bool want[NLOCKS][NCOUNTS] = {{false}}, want_lock[NLOCKS] = {false};
-    unsigned repeat = 5;
+    unsigned repeat = 7;
     int c;
 
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {

@@ -110,8 +110,9 @@ CORUN_API int corun_wake_u32(uint32_t *addr, int n);
 /* ---- mutex ---------------------------------------------------------------- */
 
 /*
- * A mutual-exclusion lock: one 32-bit word (0 free, 1 held, 2 held with
- * sleepers) and, in the checking build, the owner's thread id. Caller
+ * A mutual-exclusion lock: one 32-bit word (held, sleepers, a waiter awake,
+ * reserved for a starving waiter) and, in the checking build, the owner's
+ * thread id. Caller
  * allocated, embeddable, no destructor; initialise it with
  * CORUN_MUTEX_INIT or corun_mutex_init(). Not recursive. Unlocking from a
  * thread other than the owner is a bug (asserted in the checking build).
@@ -132,12 +133,19 @@ CORUN_API void corun_mutex_init(struct corun_mutex *m);
 /*
  * corun_mutex_lock() - take @m, waiting as long as needed: one atomic
  * compare-and-swap when free; otherwise the wait strategy for about a
- * microsecond (unless another waiter already sleeps), then futex sleep.
- * Never fails.
+ * microsecond (unless another waiter already watches), then futex sleep.
+ * Not FIFO: a running thread may take @m ahead of sleeping ones, but a
+ * waiter that has waited about a millisecond reserves @m for itself, so
+ * nobody waits much longer than that while others keep taking it. Never
+ * fails.
  */
 CORUN_API void corun_mutex_lock(struct corun_mutex *m);
 
-/* corun_mutex_trylock() - take @m if it is free. Returns true when taken. */
+/*
+ * corun_mutex_trylock() - take @m if it is free and not reserved for a
+ * waiter that has waited too long (see corun_mutex_lock()). Returns true when
+ * taken.
+ */
 CORUN_API bool corun_mutex_trylock(struct corun_mutex *m);
 
 /*

@@ -37,6 +37,22 @@
 #define CORUN__WAIT_SPIN_TICKS 3000u
 #endif
 
+/*
+ * How long a corun_mutex waiter waits before it reserves the lock for itself
+ * (STARVING), in ticks of corun__wait_ticks(): about a millisecond. Bounds
+ * the unfairness of a lock that lets running threads barge ahead of
+ * sleepers. See docs/internals/wait.md.
+ */
+#ifndef CORUN__MUTEX_STARVE_TICKS
+#define CORUN__MUTEX_STARVE_TICKS 2500000u
+#endif
+
+/* The bits of corun_mutex.state (wait-mutex.c says what each means). */
+#define CORUN__MUTEX_LOCKED   1u /* held */
+#define CORUN__MUTEX_SLEEPERS 2u /* a waiter may sleep in FUTEX_WAIT on the word */
+#define CORUN__MUTEX_AWAKE    4u /* a waiter is awake to retry: unlock need not wake one */
+#define CORUN__MUTEX_STARVING 8u /* reserved for a waiter that waited too long */
+
 /* One wait strategy (one backend file). */
 struct corun__wait_ops {
     const char *name;
