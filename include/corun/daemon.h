@@ -130,6 +130,20 @@ CORUN_API int corun_daemon_open(const struct corun_daemon_config *cfg,
  */
 CORUN_API int corun_daemon_tick(struct corun_daemon *d, uint64_t now_ns);
 
+/*
+ * corun_daemon_reload() - applies @cfg, the configuration read again (on
+ * SIGHUP), to running daemon @d. From the next tick: the selection rules
+ * (processes no longer selected are given back), interval, policy,
+ * max_migrations, min_dwell, confirm and sample_min_cpu. What the running
+ * parts were built from (actuator, sensor, socket, metrics, journal_dir,
+ * root, admin_group, history) needs a restart: those keep their running
+ * values and, when @cfg asked for others, are named in @why (@len bytes;
+ * "" when none). Returns 0; -EINVAL with the reason in @why for an unknown
+ * policy (nothing changes); -ENOMEM (nothing changes).
+ */
+CORUN_API int corun_daemon_reload(struct corun_daemon *d, const struct corun_daemon_config *cfg,
+                                  char *why, size_t len);
+
 /* Puts every process the daemon changed back as it was. 0 or the first -errno. */
 CORUN_API int corun_daemon_restore_all(struct corun_daemon *d);
 

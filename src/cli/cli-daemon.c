@@ -58,6 +58,75 @@ static int load_config(struct corun_daemon_config *cfg, const char *path)
     return err == -ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
 }
 
+/* How the configuration is built: defaults, the file, the command line. Kept
+ * so that SIGHUP builds it again the same way. */
+struct config_src {
+    const char *path; /* the file; NULL: none */
+    const struct override *ov;
+    unsigned nov;
+    bool selectors; /* the command line's selectors replace the file's */
+    const char *root;
+};
+
+/* Builds @cfg from @src: 0, or the exit status of what is wrong (printed). */
+static int build_config(struct corun_daemon_config *cfg, const struct config_src *src)
+{
+    int rc;
+
+    memset(cfg, 0, sizeof(*cfg)); /* releasable whatever fails */
+    if (corun_daemon_config_init(cfg))
+        return CLI_EXIT_FAIL;
+    rc = src->path ? load_config(cfg, src->path) : CLI_EXIT_OK;
+    if (rc)
+        return rc;
+    /* Selectors on the command line replace the file's rather than adding
+     * to them: "--comm x" means "manage x", whatever the file selects. */
+    if (src->selectors)
+        corun_daemon_config_clear_selectors(cfg);
+    for (unsigned i = 0; i < src->nov; i++) {
+        char why[200];
+
+        if (corun_daemon_config_set(cfg, src->ov[i].section, src->ov[i].key, src->ov[i].value,
+                                    why, sizeof(why)))
+            return cli_usage_error("daemon", "%s: %s", src->ov[i].opt, why);
+    }
+    if (src->root) {
+        free(cfg->root);
+        cfg->root = strdup(src->root);
+        if (!cfg->root)
+            return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
+/*
+ * SIGHUP: the configuration is built again from the same file and command
+ * line and applied to the running daemon (corun_daemon_reload()); a file
+ * with a mistake leaves the running configuration as it was.
+ */
+static void reload(struct corun_daemon *d, const struct config_src *src)
+{
+    struct corun_daemon_config cfg;
+    char why[256];
+    int err;
+
+    if (build_config(&cfg, src)) {
+        cli_error("daemon", "SIGHUP: keeping the running configuration");
+        corun_daemon_config_release(&cfg);
+        return;
+    }
+    err = corun_daemon_reload(d, &cfg, why, sizeof(why));
+    if (err)
+        cli_error("daemon", "SIGHUP: %s; keeping the running configuration",
+                  why[0] ? why : corun_strerror(err));
+    else
+        fprintf(stderr,
+                "corun daemon: SIGHUP: configuration %s%s reloaded: policy %s, interval %g s%s%s\n",
+                src->path ? "from " : "(no file)", src->path ? src->path : "", cfg.policy,
+                cfg.interval_s, why[0] ? "; needs a restart to change: " : "", why);
+    corun_daemon_config_release(&cfg);
+}
+
 static int check_config(const char *path)
 {
     struct corun_daemon_config cfg;
@@ -124,7 +193,7 @@ static int background(int *ready_fd)
 /* The loop: ticks every interval, answers the socket in between, until
  * SIGTERM or SIGINT. */
 static void run_loop(struct corun_daemon *d, struct corun_ctl_server *srv, int sigfd,
-                     const char *metrics)
+                     const char *metrics, const struct config_src *src)
 {
     uint64_t next = mono_ns();
     bool metrics_warned = false;
@@ -162,8 +231,10 @@ static void run_loop(struct corun_daemon *d, struct corun_ctl_server *srv, int s
 
             if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
                 if (si.ssi_signo == SIGHUP) {
-                    cli_error("daemon", "SIGHUP: the configuration is read at start only; "
-                                        "restart to change it");
+                    reload(d, src);
+                    /* A shorter interval takes effect now. */
+                    if (next > mono_ns() + corun_daemon_interval_ns(d))
+                        next = mono_ns() + corun_daemon_interval_ns(d);
                 } else {
                     cli_error("daemon", "%s: restoring and exiting", strsignal((int)si.ssi_signo));
                     return;
@@ -192,7 +263,7 @@ static void raise_nofile(void)
 }
 
 /* Sets everything up, runs, and tears down in reverse order. */
-static int serve(struct corun_daemon_config *cfg, bool foreground)
+static int serve(struct corun_daemon_config *cfg, const struct config_src *src, bool foreground)
 {
     struct corun_daemon_parts parts;
     struct corun_topo *topo = NULL;
@@ -260,7 +331,7 @@ static int serve(struct corun_daemon_config *cfg, bool foreground)
         ready = -1;
     }
 
-    run_loop(d, srv, sigfd, cfg->metrics_path);
+    run_loop(d, srv, sigfd, cfg->metrics_path, src);
 
     err = corun_daemon_restore_all(d);
     if (err)
@@ -323,6 +394,7 @@ static int cmd_daemon(int argc, char **argv)
     };
     struct override ov[MAX_OVERRIDES];
     struct corun_daemon_config cfg;
+    struct config_src src;
     const char *config = NULL, *root = NULL;
     bool foreground = false, selectors = false;
     unsigned nov = 0;
@@ -410,32 +482,13 @@ static int cmd_daemon(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("daemon", "unexpected argument '%s'", argv[optind]);
-    if (corun_daemon_config_init(&cfg))
-        return CLI_EXIT_FAIL;
     if (!config && access(CORUN_DAEMON_CONFIG_PATH, F_OK) == 0)
         config = CORUN_DAEMON_CONFIG_PATH;
-    rc = config ? load_config(&cfg, config) : CLI_EXIT_OK;
-    if (rc)
-        goto out_config;
-    /* Selectors on the command line replace the file's rather than adding
-     * to them: "--comm x" means "manage x", whatever the file selects. */
-    if (selectors)
-        corun_daemon_config_clear_selectors(&cfg);
-    for (unsigned i = 0; i < nov; i++) {
-        char why[200];
-
-        if (corun_daemon_config_set(&cfg, ov[i].section, ov[i].key, ov[i].value, why,
-                                    sizeof(why))) {
-            rc = cli_usage_error("daemon", "%s: %s", ov[i].opt, why);
-            goto out_config;
-        }
-    }
-    if (root) {
-        free(cfg.root);
-        cfg.root = strdup(root);
-    }
-    rc = serve(&cfg, foreground);
-out_config:
+    src = (struct config_src){
+        .path = config, .ov = ov, .nov = nov, .selectors = selectors, .root = root};
+    rc = build_config(&cfg, &src);
+    if (!rc)
+        rc = serve(&cfg, &src, foreground);
     corun_daemon_config_release(&cfg);
     return rc;
 }

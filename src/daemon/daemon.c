@@ -134,6 +134,25 @@ static int open_actuator(struct corun_daemon *d)
     return d->act->open(&ao, &d->act_state);
 }
 
+/* The selector options of @c, for corun_procsel_open(). */
+static void sel_opts(struct corun_daemon *d, const struct corun_daemon_config *c,
+                     struct corun_procsel_opts *so)
+{
+    memset(so, 0, sizeof(*so));
+    so->root = c->root;
+    so->comms = (const char *const *)c->comms;
+    so->ncomms = c->ncomms;
+    so->uids = c->uids;
+    so->nuids = c->nuids;
+    so->cgroups = (const char *const *)c->cgroups;
+    so->ncgroups = c->ncgroups;
+    so->min_cpu_percent = c->min_cpu_percent;
+    so->include_pinned = c->include_pinned;
+    so->self = getpid();
+    so->is_ours = is_ours;
+    so->user = d;
+}
+
 int corun_daemon_open(const struct corun_daemon_config *cfg, const struct corun_daemon_parts *parts,
                       struct corun_daemon **out)
 {
@@ -159,18 +178,7 @@ int corun_daemon_open(const struct corun_daemon_config *cfg, const struct corun_
         err = -ENOMEM;
         goto out_config;
     }
-    so.root = d->cfg.root;
-    so.comms = (const char *const *)d->cfg.comms;
-    so.ncomms = d->cfg.ncomms;
-    so.uids = d->cfg.uids;
-    so.nuids = d->cfg.nuids;
-    so.cgroups = (const char *const *)d->cfg.cgroups;
-    so.ncgroups = d->cfg.ncgroups;
-    so.min_cpu_percent = d->cfg.min_cpu_percent;
-    so.include_pinned = d->cfg.include_pinned;
-    so.self = getpid();
-    so.is_ours = is_ours;
-    so.user = d;
+    sel_opts(d, &d->cfg, &so);
     err = corun_procsel_open(&so, &d->sel);
     if (err)
         goto out_hist;
@@ -224,6 +232,76 @@ out_config:
     corun_daemon_config_release(&d->cfg);
 out_free:
     free(d);
+    return err;
+}
+
+/* Keeps the running value of a setting that needs a restart, and names it
+ * in @why when the new configuration asked for another. */
+static int keep_str(char **dst, const char *run, const char *name, char *why, size_t len)
+{
+    if ((*dst && run && !strcmp(*dst, run)) || (!*dst && !run))
+        return 0;
+    free(*dst);
+    *dst = run ? strdup(run) : NULL;
+    if (run && !*dst)
+        return -ENOMEM;
+    snprintf(why + strlen(why), len - strlen(why), "%s%s", why[0] ? ", " : "", name);
+    return 0;
+}
+
+int corun_daemon_reload(struct corun_daemon *d, const struct corun_daemon_config *cfg, char *why,
+                        size_t len)
+{
+    const struct corun_policy *pol;
+    struct corun_procsel_opts so;
+    struct corun_daemon_config nc;
+    struct corun_procsel *sel;
+    int err;
+
+    why[0] = '\0';
+    pol = corun_policy_find(cfg->policy);
+    if (!pol) {
+        snprintf(why, len, "unknown policy '%s'", cfg->policy);
+        return -EINVAL;
+    }
+    err = corun__daemon_config_copy(&nc, cfg);
+    if (err)
+        return err;
+    if (!nc.ncomms && !nc.nuids && !nc.ncgroups && nc.min_cpu_percent <= 0)
+        nc.min_cpu_percent = 5; /* as corun_daemon_open() */
+    /* What the running parts were built from stays. */
+    if ((err = keep_str(&nc.actuator, d->cfg.actuator, "actuator", why, len)) ||
+        (err = keep_str(&nc.sensor, d->cfg.sensor, "sensor", why, len)) ||
+        (err = keep_str(&nc.socket_path, d->cfg.socket_path, "socket", why, len)) ||
+        (err = keep_str(&nc.metrics_path, d->cfg.metrics_path, "metrics", why, len)) ||
+        (err = keep_str(&nc.journal_dir, d->cfg.journal_dir, "journal_dir", why, len)) ||
+        (err = keep_str(&nc.root, d->cfg.root, "root", why, len)))
+        goto out_nc;
+    if (nc.has_admin_gid != d->cfg.has_admin_gid ||
+        (nc.has_admin_gid && nc.admin_gid != d->cfg.admin_gid)) {
+        nc.has_admin_gid = d->cfg.has_admin_gid;
+        nc.admin_gid = d->cfg.admin_gid;
+        snprintf(why + strlen(why), len - strlen(why), "%sadmin_group", why[0] ? ", " : "");
+    }
+    if (nc.history != d->cfg.history) {
+        nc.history = d->cfg.history;
+        snprintf(why + strlen(why), len - strlen(why), "%shistory", why[0] ? ", " : "");
+    }
+    sel_opts(d, &nc, &so);
+    err = corun_procsel_open(&so, &sel);
+    if (err)
+        goto out_nc;
+    corun_procsel_close(d->sel);
+    d->sel = sel;
+    corun_daemon_config_release(&d->cfg);
+    d->cfg = nc;
+    d->policy = pol;
+    corun__info("daemon: configuration reloaded (policy %s, interval %g s)%s%s", pol->name,
+                d->cfg.interval_s, why[0] ? "; needs a restart to change: " : "", why);
+    return 0;
+
+out_nc:
+    corun_daemon_config_release(&nc);
     return err;
 }
 
