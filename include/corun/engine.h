@@ -88,6 +88,12 @@ struct corun_engine_task {
     unsigned id;           /* the caller's number, reported in profiles */
     enum corun_class hint; /* CORUN_CLASS_UNKNOWN: learn it */
     double weight;         /* <= 0: 1 */
+    /* Appended. The caller already attached @handle to the target with the
+     * engine's sensor (a batch measuring the job it started): the engine
+     * reads it rather than attaching a second set of counters, and never
+     * detaches it (the caller does, after corun_engine_remove()). */
+    bool shared_handle;
+    int handle;
 };
 
 struct corun_engine_stats {

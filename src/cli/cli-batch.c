@@ -254,7 +254,11 @@ static void engine_add_job(struct batch *b, struct job_run *r)
     struct corun_engine_task t = {.target = r->pid,
                                   .id = (unsigned)(r - b->runs),
                                   .hint = r->cls != CORUN_CLASS_UNKNOWN || !l ? r->cls : l->cls,
-                                  .weight = r->spec->weight};
+                                  .weight = r->spec->weight,
+                                  /* One set of counters per job: the engine
+                                   * reads the one the job is measured with. */
+                                  .shared_handle = r->m.handle >= 0,
+                                  .handle = r->m.handle};
     unsigned idx;
 
     if (!b->eng || corun_engine_add(b->eng, &t, &idx))

@@ -36,6 +36,7 @@
 struct etask {
     struct corun_engine_task t;
     int handle;           /* the sensor's */
+    bool own_handle;      /* attached by the engine, detached by it */
     bool live;
     bool have_prev;
     struct corun_sample prev;
@@ -135,7 +136,7 @@ void corun_engine_free(struct corun_engine *e)
     if (!e)
         return;
     for (unsigned i = 0; i < e->ntasks; i++)
-        if (e->tasks[i].live && e->o.sense->detach)
+        if (e->tasks[i].live && e->tasks[i].own_handle && e->o.sense->detach)
             e->o.sense->detach(e->o.sense_state, e->tasks[i].handle);
     corun_profiler_free(e->prof);
     free(e->tasks);
@@ -165,9 +166,14 @@ int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *tas
     err = corun_profiler_add(e->prof, task->id, task->hint, task->weight, &t->slot);
     if (err)
         return err;
-    err = e->o.sense->attach(e->o.sense_state, task->target, &t->handle);
-    if (err)
-        return err; /* the profiler slot stays unused: slots are never reused */
+    if (task->shared_handle) {
+        t->handle = task->handle;
+    } else {
+        err = e->o.sense->attach(e->o.sense_state, task->target, &t->handle);
+        if (err)
+            return err; /* the profiler slot stays unused: slots are never reused */
+        t->own_handle = true;
+    }
     t->live = true;
     t->tr_before = NAN;
     if (idx)
@@ -186,7 +192,7 @@ int corun_engine_remove(struct corun_engine *e, unsigned idx)
     if (idx >= e->ntasks || !e->tasks[idx].live)
         return -ENOENT;
     t = &e->tasks[idx];
-    if (e->o.sense->detach)
+    if (t->own_handle && e->o.sense->detach)
         e->o.sense->detach(e->o.sense_state, t->handle);
     if (t->cpu >= 0 && e->o.act->restore)
         err = e->o.act->restore(e->o.act_state, t->t.target);

@@ -27,7 +27,7 @@ struct world {
     bool mem[NT];          /* memory-bound */
     struct corun_sample acc[NT];
     int fail_task;         /* reads of this task fail with -ESRCH; -1 none */
-    unsigned applies, restores;
+    unsigned applies, restores, attaches, detaches;
     bool inverted;         /* compute tasks gain from sharing a core */
     uint64_t split_ns;     /* time spent with tasks 0 and 1 on different cores */
 };
@@ -94,6 +94,7 @@ static int s_attach(void *st, pid_t target, int *handle)
     if (target < 0 || target >= NT)
         return -ESRCH;
     *handle = target;
+    W.attaches++;
     return 0;
 }
 
@@ -112,6 +113,7 @@ static int s_read(void *st, int h, struct corun_sample *out)
 
 static int s_detach(void *st, int h)
 {
+    W.detaches++;
     return 0;
 }
 
@@ -459,6 +461,38 @@ static void test_set_hint(void **state)
     corun_engine_free(e);
 }
 
+/* A handle the caller attached (a batch measuring its job) is read, never
+ * attached again nor detached by the engine; the engine's own are detached
+ * on remove and free. */
+static void test_shared_handle(void **state)
+{
+    struct corun_engine_opts o = {
+        .topo = W.topo, .policy = corun_policy_find("corun"), .sense = &fake_sense,
+        .act = &fake_act, .clock = {.now_ns = fake_now, .wait_until = fake_wait},
+        .interval_ns = 100000000, .warmup_ns = 300000000, .seed = 9};
+    struct corun_engine *e;
+    struct corun_task_profile p;
+
+    assert_int_equal(corun_engine_new(&o, &e), 0);
+    for (unsigned i = 0; i < NT; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN,
+                                      .shared_handle = i < 2, .handle = (int)i};
+
+        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+    }
+    assert_int_equal(W.attaches, 2); /* only the engine's own */
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    assert_int_equal(corun_engine_profile(e, 0, &p), 0);
+    assert_int_equal(p.cls, CORUN_CLASS_COMPUTE); /* read through the shared handle */
+    assert_true(good_pairing());
+    assert_int_equal(corun_engine_remove(e, 0), 0);
+    assert_int_equal(W.detaches, 0);
+    assert_int_equal(corun_engine_remove(e, 2), 0);
+    assert_int_equal(W.detaches, 1);
+    corun_engine_free(e);
+    assert_int_equal(W.detaches, 2); /* task 3's; never tasks 0 and 1's */
+}
+
 /* The linux policy never pins. */
 static void test_linux_pins_nothing(void **state)
 {
@@ -493,6 +527,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_hint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_handle, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
