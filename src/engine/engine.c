@@ -68,6 +68,7 @@ struct corun_engine {
     uint64_t changed_ns;  /* clock time of the last change of placement */
     bool trial;           /* a change is being measured */
     bool arm;             /* the next change of placement starts a trial */
+    unsigned waited;      /* intervals the trial in progress has waited */
     unsigned hold;        /* intervals left without plans */
     unsigned fails;       /* consecutive failed trials */
 };
@@ -286,13 +287,16 @@ static void trial_begin(struct corun_engine *e)
         t->nrate = 0;
     }
     e->trial = !e->o.no_outcome_check;
+    e->waited = 0;
 }
 
 enum verdict { WAIT, KEEP, UNDO };
 
 /*
  * Judges the trial in progress once every task measured before it has
- * CHECK_WINDOW whole intervals after it: WAIT until then, KEEP or UNDO. A
+ * CHECK_WINDOW whole intervals after it (or, after two intervals more, on
+ * those that have: a task whose reads began to fail, one that exited, must
+ * not stall the engine): WAIT until then, KEEP or UNDO. A
  * change whose measured gain in summed relative speed (each task's rate
  * over its best rate seen, weighted) is below -CHECK_MARGIN per task
  * measured is taken back: every task goes back where it was (pinned there,
@@ -302,14 +306,18 @@ static enum verdict trial_judge(struct corun_engine *e, uint64_t now)
 {
     double delta = 0, wsum = 0;
     unsigned nmeas = 0;
+    bool late = ++e->waited > CHECK_WINDOW + 2;
 
     for (unsigned i = 0; i < e->ntasks; i++) {
         const struct etask *t = &e->tasks[i];
 
         if (!t->live || isnan(t->tr_before) || !(t->best_rate > 0))
             continue;
-        if (t->nrate < CHECK_WINDOW)
-            return WAIT;
+        if (t->nrate < CHECK_WINDOW) {
+            if (!late)
+                return WAIT;
+            continue;
+        }
         delta += weight_of(t) * (mean_rate(t) - t->tr_before) / t->best_rate;
         wsum += weight_of(t);
         nmeas++;

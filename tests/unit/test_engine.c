@@ -441,6 +441,24 @@ static void test_outcome_check(void **state)
     }
 }
 
+/* A task whose reads start failing while a change is judged (it exited)
+ * does not stall the check: the change is judged on the others. */
+static void test_outcome_check_survives_failing_task(void **state)
+{
+    struct corun_engine *e = engine("corun", 0, 0);
+    struct corun_engine_stats st;
+
+    assert_int_equal(corun_engine_run(e, 400000000, NULL), 0); /* first plan at 0.3 s */
+    corun_engine_stats(e, &st);
+    assert_int_equal(st.placements, NT);
+    assert_int_equal(st.trials, 0);
+    W.fail_task = 3;
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_int_equal(st.trials, 1);
+    corun_engine_free(e);
+}
+
 /* A class the caller learns later replaces the counters' (and UNKNOWN gives
  * the classification back to them). */
 static void test_set_hint(void **state)
@@ -527,6 +545,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_hint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_outcome_check_survives_failing_task, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_shared_handle, setup, teardown),
     };
 
