@@ -291,6 +291,9 @@ struct corun_sim_result {
     double sim_s; /* simulated time */
     unsigned ntasks;
     struct corun_sim_task_result *tasks; /* caller frees with corun_sim_result_release */
+    /* Appended. A policy run (corun_sim_run_policy): the changes the
+     * engine's outcome check judged, and those it took back; 0 otherwise. */
+    unsigned trials, reverted;
 };
 
 /* The metrics of the run so far. 0, -ENODATA before any time passed, -ENOMEM. */

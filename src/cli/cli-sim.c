@@ -262,6 +262,16 @@ static void print_json(struct sim_cli *c)
         } else {
             json_knull(&j, "search");
         }
+        if (r->ref < 0) {
+            /* A policy run through the engine: its outcome check. */
+            json_key(&j, "outcome_check");
+            json_obj_begin_inline(&j);
+            json_kuint(&j, "judged", r->res.trials);
+            json_kuint(&j, "reverted", r->res.reverted);
+            json_obj_end(&j);
+        } else {
+            json_knull(&j, "outcome_check");
+        }
         json_key(&j, "tasks");
         json_arr_begin(&j);
         for (unsigned t = 0; t < r->res.ntasks; t++) {
@@ -319,6 +329,9 @@ static void print_table(struct sim_cli *c)
                      r->search.bound ? " (bound)" : "", r->search.evaluations);
         else if (r->ref == CORUN_SIM_REF_BASELINE || r->ref == CORUN_SIM_REF_RANDOM)
             snprintf(search, sizeof(search), "mean of %u seeds", c->opts.seeds);
+        else if (r->ref < 0 && r->res.trials)
+            snprintf(search, sizeof(search), "checked %u changes, took back %u", r->res.trials,
+                     r->res.reverted);
         printf("%-12s %8s %7s %9s %10s %6u %8s  %s\n", r->name, stp, antt, ms, mk,
                r->res.migrations, cap, search);
     }

@@ -106,6 +106,13 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
         err = corun_sim_step(sim, opts->duration_s - corun_sim_now_s(sim));
     if (!err)
         err = corun_sim_result(sim, out);
+    if (!err) {
+        struct corun_engine_stats st;
+
+        corun_engine_stats(eng, &st);
+        out->trials = (unsigned)st.trials;
+        out->reverted = (unsigned)st.reverted;
+    }
 out_close:
     corun_engine_free(eng);
     if (sense)
