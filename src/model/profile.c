@@ -473,6 +473,7 @@ static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, 
     unsigned ncpus = corun_topo_ncpus(p->topo), nd[NLEV];
     double *sum[NLEV] = {0};
     unsigned *cnt = calloc(ncpus ? ncpus : 1, sizeof(*cnt)), *members[NLEV] = {0};
+    struct lesson ls = {.obs = obs, .n = n, .cnt = cnt, .sum = sum};
     int err = -ENOMEM;
 
     if (!cnt)
@@ -514,8 +515,7 @@ static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, 
 
         if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus)
             continue;
-        struct lesson ls = {.obs = obs, .n = n, .k = k, .cnt = cnt, .sum = sum};
-
+        ls.k = k;
         features(p, obs, n, k, sum, (const unsigned *const *)members, cnt, f);
         settle(p, s, f, &ls);
     }
