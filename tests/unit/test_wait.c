@@ -20,6 +20,8 @@
 #include "corun/wait.h"
 #include "wait/wait-internal.h"
 
+#include "mutex-drills.h"
+
 /* ---- seams ------------------------------------------------------------------ */
 
 static long (*real_futex)(uint32_t *, int, uint32_t, const struct timespec *, uint32_t *, uint32_t);
@@ -97,46 +99,14 @@ static bool some_futex_wait(void *arg)
 
 /* ---- mutex: exact totals ------------------------------------------------------ */
 
-#define NTHREADS 8
-#define NINCS    20000
-
-static struct corun_mutex counter_lock = CORUN_MUTEX_INIT;
-static uint64_t counter; /* protected by counter_lock; TSan checks that it is */
-
-static void *incrementer(void *arg)
-{
-    bool use_try = arg != NULL;
-
-    for (int i = 0; i < NINCS; i++) {
-        if (!(use_try && (i & 1) && corun_mutex_trylock(&counter_lock)))
-            corun_mutex_lock(&counter_lock);
-        counter++;
-        corun_mutex_unlock(&counter_lock);
-    }
-    return NULL;
-}
-
-static void run_incrementers(bool use_try)
-{
-    pthread_t t[NTHREADS];
-
-    counter = 0;
-    for (int i = 0; i < NTHREADS; i++)
-        assert_int_equal(pthread_create(&t[i], NULL, incrementer, use_try ? &t : NULL), 0);
-    for (int i = 0; i < NTHREADS; i++)
-        assert_int_equal(pthread_join(t[i], NULL), 0);
-    assert_int_equal(counter, (uint64_t)NTHREADS * NINCS);
-    assert_int_equal(counter_lock.state, 0);
-}
-
 static void test_mutex_exact_total(void **state)
 {
-    run_incrementers(false);
+    drill_counter(8, 20000, false);
 }
 
 static void test_mutex_exact_total_trylock(void **state)
 {
-    run_incrementers(true);
+    drill_counter(8, 20000, true);
 }
 
 /* Every strategy this CPU supports gives the same exact total. */
@@ -151,7 +121,7 @@ static void test_mutex_exact_total_each_strategy(void **state)
         }
         assert_int_equal(corun_wait_strategy_set(s), 0);
         assert_int_equal(corun_wait_strategy(), s);
-        run_incrementers(false);
+        drill_counter(8, 20000, false);
         tried++;
     }
     assert_true(tried >= 1); /* pause is always there */
@@ -423,69 +393,9 @@ static void test_wait_wake_pingpong_loses_nothing(void **state)
 
 /* ---- condition variable ------------------------------------------------------- */
 
-#define QCAP   4
-#define NITEMS 20000
-
-struct queue {
-    struct corun_mutex m;
-    struct corun_cond not_empty, not_full;
-    unsigned items[QCAP];
-    unsigned head, len;
-    uint64_t sum;
-    unsigned taken;
-};
-
-static void *producer(void *p)
-{
-    struct queue *q = p;
-
-    for (unsigned i = 1; i <= NITEMS; i++) {
-        corun_mutex_lock(&q->m);
-        while (q->len == QCAP)
-            corun_cond_wait(&q->not_full, &q->m, CORUN_WAIT_FOREVER);
-        q->items[(q->head + q->len++) % QCAP] = i;
-        corun_mutex_unlock(&q->m);
-        corun_cond_signal(&q->not_empty);
-    }
-    return NULL;
-}
-
-static void *consumer(void *p)
-{
-    struct queue *q = p;
-
-    for (;;) {
-        corun_mutex_lock(&q->m);
-        while (q->len == 0 && q->taken < 2 * NITEMS)
-            corun_cond_wait(&q->not_empty, &q->m, CORUN_WAIT_FOREVER);
-        if (q->taken == 2 * NITEMS) {
-            corun_mutex_unlock(&q->m);
-            corun_cond_broadcast(&q->not_empty); /* let the other consumer out */
-            return NULL;
-        }
-        q->sum += q->items[q->head];
-        q->head = (q->head + 1) % QCAP;
-        q->len--;
-        q->taken++;
-        corun_mutex_unlock(&q->m);
-        corun_cond_signal(&q->not_full);
-    }
-}
-
 static void test_cond_queue_exact(void **state)
 {
-    static struct queue q = {
-        .m = CORUN_MUTEX_INIT, .not_empty = CORUN_COND_INIT, .not_full = CORUN_COND_INIT};
-    pthread_t t[4];
-
-    assert_int_equal(pthread_create(&t[0], NULL, producer, &q), 0);
-    assert_int_equal(pthread_create(&t[1], NULL, producer, &q), 0);
-    assert_int_equal(pthread_create(&t[2], NULL, consumer, &q), 0);
-    assert_int_equal(pthread_create(&t[3], NULL, consumer, &q), 0);
-    for (int i = 0; i < 4; i++)
-        assert_int_equal(pthread_join(t[i], NULL), 0);
-    assert_int_equal(q.taken, 2 * NITEMS);
-    assert_int_equal(q.sum, 2 * ((uint64_t)NITEMS * (NITEMS + 1) / 2));
+    drill_queue(20000);
 }
 
 static void test_cond_timeout_keeps_mutex(void **state)
