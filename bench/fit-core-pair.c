@@ -12,8 +12,8 @@
  * levels by the predictor, so it is taken out here). The printed table is
  * the median over the presets; each preset's figures follow.
  *
- * Usage: fit-core-pair [--json]   (the JSON line holds the median table,
- * row by row)
+ * Usage: fit-core-pair. The last line is JSON: the median table, row by
+ * row.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,12 +64,11 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
     double x[MAXM][NCLS][NCLS], med[NCLS][NCLS];
     const char *names[MAXM];
     unsigned nm = 0;
-    bool json = argc > 1 && !strcmp(argv[1], "--json");
 
     for (unsigned i = 0; corun_sim_preset_at(i) && nm < MAXM; i++) {
         struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC};
@@ -138,12 +137,10 @@ int main(int argc, char **argv)
             printf("\n");
         }
     }
-    if (json) {
-        printf("{\"bench\":\"fit-core-pair\",\"presets\":%u,\"table\":[", nm);
-        for (int v = 0; v < NCLS; v++)
-            for (int a = 0; a < NCLS; a++)
-                printf("%s%.3f", v || a ? "," : "", med[v][a]);
-        printf("]}\n");
-    }
+    printf("{\"bench\":\"fit-core-pair\",\"presets\":%u,\"table\":[", nm);
+    for (int v = 0; v < NCLS; v++)
+        for (int a = 0; a < NCLS; a++)
+            printf("%s%.3f", v || a ? "," : "", med[v][a]);
+    printf("]}\n");
     return 0;
 }
