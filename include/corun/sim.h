@@ -84,7 +84,14 @@ struct corun_sim_task {
     double instructions; /* work to do; 0: runs for the whole simulation */
     unsigned nphases;    /* 1..CORUN_SIM_MAX_PHASES; phases repeat in order */
     struct corun_sim_phase phase[CORUN_SIM_MAX_PHASES];
+    /* Appended: the memory a page migration moves, MB (resident set);
+     * 0: corun_sim_task_rss_mb()'s default. */
+    double rss_mb;
 };
+
+/* The memory task @t has resident, MB: its rss_mb, else twice the working
+ * set of its first phase, at least 16 MB (code, stack and heap around it). */
+CORUN_API double corun_sim_task_rss_mb(const struct corun_sim_task *t);
 
 /*
  * corun_sim_class_preset() - the parameters of class @cls (midpoints of the
@@ -161,6 +168,9 @@ struct corun_sim_machine {
     struct {
         double t_s, cap_ghz;
     } throttle[CORUN_SIM_MAX_THROTTLE];
+    /* Appended: the rate at which the kernel migrates a task's pages to
+     * another node (migrate_pages(2)), GB/s; 0: 1 GB/s. */
+    double migrate_gbps;
 };
 
 /* Preset names in order ("skx28", "icx40", "spr56", "milan64", "genoa96");
@@ -226,6 +236,17 @@ CORUN_API int corun_sim_move(struct corun_sim *sim, unsigned task, int cpu);
  * in which case nothing moved. */
 CORUN_API int corun_sim_place(struct corun_sim *sim, const int *cpu);
 
+/*
+ * corun_sim_move_memory() - migrates task @task's memory to NUMA domain
+ * @node (the topology's index), as migrate_pages(2) would: from now on its
+ * misses are local where it runs on @node and load that node's bandwidth,
+ * and it makes no progress while corun_sim_task_rss_mb() moves at the
+ * machine's migrate_gbps (a second migration queues behind the first).
+ * Memory already on @node: nothing happens. 0, or -EINVAL (bad task or
+ * node, or a task never placed: it has no memory yet).
+ */
+CORUN_API int corun_sim_move_memory(struct corun_sim *sim, unsigned task, int node);
+
 /* The dense CPU task @task runs on now, or -1. */
 CORUN_API int corun_sim_cpu_of(const struct corun_sim *sim, unsigned task);
 
@@ -279,6 +300,7 @@ struct corun_sim_task_result {
     double finish_s;     /* completion time, NaN if no work amount or unfinished */
     int cpu;             /* CPU at the end (dense), -1 */
     unsigned migrations;
+    unsigned mem_moves; /* appended: memory migrations to another node */
 };
 
 struct corun_sim_result {
@@ -294,6 +316,10 @@ struct corun_sim_result {
     /* Appended. A policy run (corun_sim_run_policy): the changes the
      * engine's outcome check judged, and those it took back; 0 otherwise. */
     unsigned trials, reverted;
+    /* Appended: memory migrations (corun_sim_move_memory) of every task,
+     * and the task-seconds they stalled tasks for. */
+    unsigned mem_moves;
+    double mem_stall_s;
 };
 
 /* The metrics of the run so far. 0, -ENODATA before any time passed, -ENOMEM. */

@@ -251,6 +251,8 @@ static void print_json(struct sim_cli *c)
         json_kdouble(&j, "max_slowdown", r->res.max_slowdown);
         json_kdouble(&j, "makespan_s", r->res.makespan_s);
         json_kuint(&j, "migrations", r->res.migrations);
+        json_kuint(&j, "mem_moves", r->res.mem_moves);
+        json_kdouble(&j, "mem_stall_s", r->res.mem_stall_s);
         json_kdouble(&j, "capture", capture(c, r));
         if (r->ref == CORUN_SIM_REF_WORST || r->ref == CORUN_SIM_REF_ORACLE) {
             json_key(&j, "search");
@@ -315,7 +317,7 @@ static void print_table(struct sim_cli *c)
            "makespan-s", "migr", "capture", "search");
     for (unsigned i = 0; i < c->nruns; i++) {
         const struct run *r = &c->runs[i];
-        char stp[16], antt[16], ms[16], mk[16], cap[16], search[48] = "";
+        char stp[16], antt[16], ms[16], mk[16], cap[16], search[80] = "";
 
         if (!r->shown)
             continue;
@@ -332,6 +334,12 @@ static void print_table(struct sim_cli *c)
         else if (r->ref < 0 && r->res.trials)
             snprintf(search, sizeof(search), "checked %u changes, took back %u", r->res.trials,
                      r->res.reverted);
+        if (r->res.mem_moves) {
+            size_t l = strlen(search);
+
+            snprintf(search + l, sizeof(search) - l, "%s%u memory move%s", l ? "; " : "",
+                     r->res.mem_moves, r->res.mem_moves == 1 ? "" : "s");
+        }
         printf("%-12s %8s %7s %9s %10s %6u %8s  %s\n", r->name, stp, antt, ms, mk,
                r->res.migrations, cap, search);
     }

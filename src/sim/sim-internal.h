@@ -67,8 +67,10 @@ struct corun__sim_task {
     struct corun_sim_task def;
     int cpu, last_cpu, home;
     bool placed_once, finished;
-    unsigned migrations;
+    unsigned migrations, mem_moves;
     double done_instr, finish_s, start_s;
+    double stall_until_s; /* no progress before this: its pages are moving */
+    double stall_s;       /* time stalled so, in total */
     double alone_equiv_s; /* Σ instructions / alone IPS: the time alone for this work */
     struct corun_sim_counters ctr;
     double alone_ips[CORUN_SIM_MAX_PHASES]; /* 0 until computed */

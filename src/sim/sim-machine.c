@@ -71,6 +71,7 @@ static void from_preset(const struct preset *p, struct corun_sim_machine *m)
     m->bmax_gbps = p->bmax;
     m->l0_ns = p->l0;
     m->remote = 1.5;
+    m->migrate_gbps = 1.0;
     m->l3_mb = p->l3_mb;
     m->l2_mb = p->l2_mb;
 }
@@ -147,6 +148,7 @@ void corun_sim_machine_defaults(const struct corun_topo *topo, struct corun_sim_
     m->bmax_gbps = fmax(17.9, 3.0 * cores_per_node);
     m->l0_ns = nnuma > 1 || npkg > 1 ? 95 : 85;
     m->remote = 1.5;
+    m->migrate_gbps = 1.0;
     m->l3_mb = l3 > 0 ? l3 : 1.375 * ncores / npkg;
     m->l2_mb = largest_cache_mb(topo, CORUN_LEVEL_L2);
     if (m->l2_mb <= 0)

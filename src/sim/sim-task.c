@@ -235,13 +235,17 @@ static int parse_phase(struct parse *p, char *seg, bool first, struct corun_sim_
         }
         if (!parse_num(eq + 1, &v))
             return perr(p, "bad number '%s' for %s", eq + 1, tok);
-        if (!strcmp(tok, "count") || !strcmp(tok, "instructions")) {
+        if (!strcmp(tok, "count") || !strcmp(tok, "instructions") || !strcmp(tok, "rss_mb")) {
             if (!first)
                 return perr(p, "%s belongs before the first '|'", tok);
             if (!strcmp(tok, "count")) {
                 if (v < 1 || v > CORUN_SIM_MAX_TASKS || v != floor(v))
                     return perr(p, "count must be an integer in 1..%u", CORUN_SIM_MAX_TASKS);
                 *count = (unsigned long)v;
+            } else if (!strcmp(tok, "rss_mb")) {
+                if (v < 0 || v > 1e9)
+                    return perr(p, "rss_mb must be in [0, 1e9]");
+                t->rss_mb = v;
             } else {
                 if (v < 0 || v > 1e18)
                     return perr(p, "instructions must be in [0, 1e18]");

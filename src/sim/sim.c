@@ -59,7 +59,7 @@ int corun_sim_create(const struct corun_topo *topo, const struct corun_sim_machi
                 return -EINVAL;
     }
     if (!(m->base_ghz > 0 && m->bmax_gbps > 0 && m->l0_ns > 0 && m->w_eff > 0 && m->mlp_core >= 1 &&
-          m->remote >= 1))
+          m->remote >= 1 && m->migrate_gbps >= 0))
         return -EINVAL;
     sim = calloc(1, sizeof(*sim));
     if (!sim)
@@ -176,6 +176,37 @@ int corun_sim_move(struct corun_sim *sim, unsigned task, int cpu)
     return 0;
 }
 
+double corun_sim_task_rss_mb(const struct corun_sim_task *t)
+{
+    double ws = t->nphases ? t->phase[0].ws_mb : 0;
+
+    if (t->rss_mb > 0)
+        return t->rss_mb;
+    return 2 * ws > 16 ? 2 * ws : 16;
+}
+
+int corun_sim_move_memory(struct corun_sim *sim, unsigned task, int node)
+{
+    struct corun__sim_task *t;
+    double gbps = sim->m.migrate_gbps > 0 ? sim->m.migrate_gbps : 1.0, from;
+
+    if (task >= sim->ntasks || node < 0 || (unsigned)node >= sim->hw.nnuma)
+        return -EINVAL;
+    t = &sim->t[task];
+    if (!t->placed_once)
+        return -EINVAL;
+    if (t->home == node || t->finished)
+        return 0;
+    t->home = node;
+    t->mem_moves++;
+    /* The pages move one after another: a later migration waits for the
+     * one in progress. */
+    from = t->stall_until_s > sim->now_s ? t->stall_until_s : sim->now_s;
+    t->stall_until_s = from + corun_sim_task_rss_mb(&t->def) / 1024.0 / gbps;
+    sim->dirty = true;
+    return 0;
+}
+
 int corun_sim_place(struct corun_sim *sim, const int *cpu)
 {
     for (unsigned i = 0; i < sim->ntasks; i++)
@@ -247,9 +278,18 @@ static void advance(struct corun_sim *sim, double dt)
             continue;
         p = corun__phase_at(&t->def, sim->now_s, NULL);
         instr = s->ips[i] * dt;
+        run = s->share[i] * dt;
+        if (t->stall_until_s > sim->now_s) {
+            /* Its pages are moving: it holds its CPU and makes no progress
+             * (the rest of the model still sees it run: a bound on harm). */
+            double still = fmin(1.0, (t->stall_until_s - sim->now_s) / dt);
+
+            instr *= 1 - still;
+            run *= 1 - still;
+            t->stall_s += still * dt;
+        }
         if (t->def.instructions > 0 && t->done_instr + instr > t->def.instructions)
             instr = t->def.instructions - t->done_instr;
-        run = s->share[i] * dt;
         t->done_instr += instr;
         t->ctr.instructions += instr;
         t->ctr.task_clock_s += run;
@@ -277,6 +317,12 @@ static double next_event(struct corun_sim *sim, double end)
         corun__phase_at(&t->def, sim->now_s, &ph_next);
         if (ph_next < next)
             next = ph_next;
+        if (t->stall_until_s > sim->now_s) {
+            /* Stalled: its end is the next thing that happens to it. */
+            if (t->stall_until_s < next)
+                next = t->stall_until_s;
+            continue;
+        }
         if (t->def.instructions > 0 && sim->cur.ips[i] > 0) {
             double fin = sim->now_s + (t->def.instructions - t->done_instr) / sim->cur.ips[i];
 
@@ -441,7 +487,10 @@ int corun_sim_result(const struct corun_sim *sim, struct corun_sim_result *out)
         r->finish_s = t->finished ? t->finish_s : NAN;
         r->cpu = t->last_cpu;
         r->migrations = t->migrations;
+        r->mem_moves = t->mem_moves;
         out->migrations += t->migrations;
+        out->mem_moves += t->mem_moves;
+        out->mem_stall_s += t->stall_s;
         out->stp += r->speedup;
         sum_inv += r->speedup > 0 ? 1.0 / r->speedup : INFINITY;
         if (r->speedup > 0 && 1.0 / r->speedup > out->max_slowdown)

@@ -431,7 +431,7 @@ static void test_workload_parse(void **state)
         "\n"
         "b cpi_core=0.5 u_disp=0.7 mpki_max=3 mpki_min=1 ws_mb=2 mlp=2 pf=1.2 "
         "smt_penalty=0.05 instructions=1e9\n"
-        "c class=sheep duration=2 | class=streaming duration=1 | mlp=4 duration=0.5\n";
+        "c class=sheep duration=2 rss_mb=300 | class=streaming duration=1 | mlp=4 duration=0.5\n";
 
     assert_int_equal(corun_sim_workload_parse(good, "w.txt", &w, err, sizeof(err)), 0);
     assert_int_equal(w->ntasks, 5);
@@ -443,6 +443,7 @@ static void test_workload_parse(void **state)
     assert_int_equal(w->tasks[3].cls, CORUN_SIM_CUSTOM);
     assert_true(w->tasks[3].instructions == 1e9);
     assert_int_equal(w->tasks[4].nphases, 3);
+    assert_true(w->tasks[4].rss_mb == 300 && w->tasks[0].rss_mb == 0);
     assert_int_equal(w->tasks[4].cls, CORUN_SIM_SHEEP);
     assert_true(w->tasks[4].phase[1].mpki_max == 30);
     assert_true(w->tasks[4].phase[2].mlp == 4 && w->tasks[4].phase[2].mpki_max == 30);
@@ -472,6 +473,9 @@ static void test_workload_bad_lines(void **state)
         {"# nothing\n", "w.txt:1: no task in the workload"},
         {"a class=sheep duration=1 | instructions=5 duration=1\n",
          "w.txt:1: instructions belongs before the first '|'"},
+        {"a rss_mb=-1\n", "w.txt:1: rss_mb must be in [0, 1e9]"},
+        {"a class=sheep duration=1 | rss_mb=5 duration=1\n",
+         "w.txt:1: rss_mb belongs before the first '|'"},
         {"bad/name\n", "w.txt:1: bad task name 'bad/name'"},
         {"a|class=rabbit duration=1\n", "w.txt:1: phase 1 needs duration=SECONDS > 0"},
     };
@@ -584,6 +588,67 @@ static void test_time(void **state)
     assert_int_equal(corun_sim_now_ns(s), 21500000000ull);
     corun_sim_result_release(&r);
     corun_sim_free(s);
+    corun_topo_free(t);
+}
+
+/*
+ * Memory follows its task: a chaser started on node 0 and moved to node 1
+ * pays remote latency until its memory moves; the move stalls it for its
+ * resident set at the machine's migration rate (then no instruction
+ * retires), after which it runs as fast as on its first node.
+ */
+static void test_move_memory(void **state)
+{
+    const char *d;
+    struct corun_sim_machine m = preset("skx28", &d);
+    struct corun_topo *t = synthetic_topo("pack:2 [numa] l3:1(size=8388608) core:2 pu:1");
+    struct corun_sim_task ts[1] = {task(CORUN_SIM_CHASING)};
+    struct corun_sim_truth x;
+    struct corun_sim_result r;
+    struct corun_sim *s;
+    double local, remote, before, stall;
+
+    ts[0].rss_mb = 512;
+    m.migrate_gbps = 2.0;
+    stall = 512.0 / 1024 / 2.0; /* 0.25 s */
+    assert_true(corun_sim_task_rss_mb(&ts[0]) == 512);
+    assert_int_equal(corun_sim_create(t, &m, ts, 1, 1, &s), 0);
+    assert_int_equal(corun_sim_move_memory(s, 0, 1), -EINVAL); /* never ran: no memory */
+    assert_int_equal(corun_sim_move(s, 0, 0), 0);
+    assert_int_equal(corun_sim_truth(s, 0, &x), 0);
+    local = x.ips;
+    assert_int_equal(corun_sim_move(s, 0, 2), 0); /* node 1, memory still on 0 */
+    assert_int_equal(corun_sim_truth(s, 0, &x), 0);
+    remote = x.ips;
+    assert_true(remote < 0.85 * local);
+    assert_int_equal(corun_sim_move_memory(s, 0, 2), -EINVAL);
+    assert_int_equal(corun_sim_move_memory(s, 0, 0), 0); /* already there */
+    assert_int_equal(corun_sim_step(s, 0.1), 0);
+    assert_int_equal(corun_sim_result(s, &r), 0);
+    before = r.tasks[0].instructions;
+    assert_int_equal(r.mem_moves, 0);
+    corun_sim_result_release(&r);
+    assert_int_equal(corun_sim_move_memory(s, 0, 1), 0);
+    assert_int_equal(corun_sim_step(s, stall * 0.999), 0);
+    assert_int_equal(corun_sim_result(s, &r), 0);
+    assert_true(r.tasks[0].instructions == before); /* stalled throughout */
+    corun_sim_result_release(&r);
+    assert_int_equal(corun_sim_step(s, 1.0), 0);
+    assert_int_equal(corun_sim_truth(s, 0, &x), 0);
+    assert_true(fabs(x.ips / local - 1) < 1e-6); /* local again */
+    assert_int_equal(corun_sim_result(s, &r), 0);
+    assert_int_equal(r.mem_moves, 1);
+    assert_int_equal(r.tasks[0].mem_moves, 1);
+    assert_true(fabs(r.mem_stall_s - stall) < 1e-9);
+    assert_true(fabs(r.tasks[0].instructions - before - local * (1.0 - 0.001 * stall)) <
+                1e-6 * local);
+    corun_sim_result_release(&r);
+    corun_sim_free(s);
+    /* The default resident set: twice the working set, at least 16 MB. */
+    ts[0].rss_mb = 0;
+    assert_true(corun_sim_task_rss_mb(&ts[0]) == 2 * ts[0].phase[0].ws_mb);
+    ts[0] = task(CORUN_SIM_COMPUTE_INT);
+    assert_true(corun_sim_task_rss_mb(&ts[0]) == 16);
     corun_topo_free(t);
 }
 
@@ -880,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_workload_random),
         cmocka_unit_test(test_workload_garbage),
         cmocka_unit_test(test_time),
+        cmocka_unit_test(test_move_memory),
         cmocka_unit_test(test_sense_act),
         cmocka_unit_test(test_fixture_machines),
         cmocka_unit_test(test_api_errors),
