@@ -55,6 +55,18 @@ struct corun_act_ops {
     void (*close)(void *state);
     /* ---- appended after the first contract; may be 0/NULL in a backend ---- */
     unsigned flags; /* CORUN_ACT_* */
+    /*
+     * Moves the memory of @target (a PID the instance has applied to) to
+     * NUMA node @node (the kernel's number), as numad and migratepages(8)
+     * do after moving a process to another node: every page not on @node
+     * and not shared with other processes moves there (migrate_pages(2)).
+     * Memory is not put back by restore: it stays where the process now
+     * runs or ran last. 0 (pages that could not move are left where they
+     * are), -ESRCH (gone or never applied to), -EPERM, -ENOSYS (no NUMA
+     * support in the kernel), -EINVAL (node not online), or another -errno.
+     * NULL: the backend cannot move memory.
+     */
+    int (*move_memory)(void *state, pid_t target, int node);
 };
 
 /*

@@ -132,6 +132,11 @@ static void aff_close(void *state)
     free(b);
 }
 
+static int aff_move_memory(void *state, pid_t target, int node)
+{
+    return corun__act_move_memory(state, target, node);
+}
+
 const struct corun_act_ops corun_act_affinity = {
     .name = "affinity",
     .probe = aff_probe,
@@ -140,6 +145,7 @@ const struct corun_act_ops corun_act_affinity = {
     .restore = aff_restore,
     .restore_all = aff_restore_all,
     .close = aff_close,
+    .move_memory = aff_move_memory,
 };
 
 const struct corun_act_ops *corun_act_find(const char *name)

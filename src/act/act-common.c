@@ -498,3 +498,54 @@ int corun__act_note_applied(struct corun__act_base *b, struct corun__act_proc *p
         return err;
     return b->journal_dir ? corun_journal_write(b->journal_dir, &p->orig) : 0;
 }
+
+/* Nodes as migrate_pages(2) takes them: a bitmask of unsigned longs. */
+#define NODE_BITS 1024
+#define NODE_WORDS (NODE_BITS / (8 * sizeof(unsigned long)))
+
+int corun__act_move_memory(struct corun__act_base *b, pid_t pid, int node)
+{
+    struct corun__act_proc *p = corun__act_find(b, pid);
+    struct corun_cpuset online = {0};
+    unsigned long from[NODE_WORDS] = {0}, to[NODE_WORDS] = {0};
+    const unsigned wbits = 8 * sizeof(unsigned long);
+    char buf[4096];
+    ssize_t n;
+    long left;
+    int err;
+
+    if (!p || !corun__pidfd_alive(p->pidfd))
+        return -ESRCH;
+    if (node < 0 || node >= NODE_BITS)
+        return -EINVAL;
+    n = corun__read_text(b->rootfd, "sys/devices/system/node/online", buf, sizeof(buf));
+    if (n == -ENOENT)
+        return -ENOSYS; /* a kernel without NUMA support has no node directory */
+    if (n < 0)
+        return (int)n;
+    if ((err = corun_cpuset_parse(&online, corun__rstrip(buf), NULL)))
+        goto out;
+    if (!corun_cpuset_isset(&online, (unsigned)node)) {
+        err = -EINVAL;
+        goto out;
+    }
+    /* From every other online node; a node that is already the target
+     * has nothing to move. */
+    for (int d = corun_cpuset_next(&online, 0); d >= 0 && d < NODE_BITS;
+         d = corun_cpuset_next(&online, (unsigned)d + 1))
+        if (d != node)
+            from[(unsigned)d / wbits] |= 1ul << ((unsigned)d % wbits);
+    to[(unsigned)node / wbits] |= 1ul << ((unsigned)node % wbits);
+    err = 0;
+    if (corun_cpuset_count(&online) < 2)
+        goto out; /* one node: memory is already on it */
+    left = corun__sys.migrate_pages(pid, NODE_BITS + 1, from, to);
+    if (left < 0)
+        err = -errno;
+    else if (left > 0)
+        corun__debug("move_memory: pid %d: %ld pages could not move to node %d", (int)pid, left,
+                     node);
+out:
+    corun_cpuset_release(&online);
+    return err;
+}

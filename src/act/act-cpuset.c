@@ -404,6 +404,13 @@ static void cs_close(void *state)
     free(s);
 }
 
+static int cs_move_memory(void *state, pid_t target, int node)
+{
+    struct cpuset_state *s = state;
+
+    return corun__act_move_memory(&s->base, target, node);
+}
+
 const struct corun_act_ops corun_act_cpuset = {
     .name = "cpuset",
     .probe = cs_probe,
@@ -413,4 +420,5 @@ const struct corun_act_ops corun_act_cpuset = {
     .restore_all = cs_restore_all,
     .close = cs_close,
     .flags = CORUN_ACT_CHILDREN_FOLLOW,
+    .move_memory = cs_move_memory,
 };

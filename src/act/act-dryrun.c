@@ -91,6 +91,13 @@ static void dry_close(void *state)
     free(d);
 }
 
+static int dry_move_memory(void *state, pid_t target, int node)
+{
+    (void)state;
+    corun__info("dryrun: would move the memory of pid %d to node %d", (int)target, node);
+    return 0;
+}
+
 const struct corun_act_ops corun_act_dryrun = {
     .name = "dryrun",
     .probe = dry_probe,
@@ -99,4 +106,5 @@ const struct corun_act_ops corun_act_dryrun = {
     .restore = dry_restore,
     .restore_all = dry_restore_all,
     .close = dry_close,
+    .move_memory = dry_move_memory,
 };

@@ -57,6 +57,14 @@ int corun__act_track(struct corun__act_base *b, pid_t pid, const char *backend,
 int corun__act_note_applied(struct corun__act_base *b, struct corun__act_proc *p,
                             const struct corun_cpuset *cpus);
 
+/*
+ * corun__act_move_memory() - the move_memory operation of the affinity and
+ * cpuset backends (corun/act.h): @pid must be one @b has applied to and
+ * still alive (its pidfd), the nodes come from @b's root
+ * (sys/devices/system/node/online). 0 or -errno.
+ */
+int corun__act_move_memory(struct corun__act_base *b, pid_t pid, int node);
+
 /* What a restore did with a process's threads. */
 struct corun__restore_count {
     unsigned restored; /* put back on their journaled mask */

@@ -7,7 +7,8 @@
  * set of one CPU pins the task there; a wider set lets the "kernel" choose,
  * which here means the baseline load balancer's choice among the set's CPUs
  * (the least loaded one, idle cores first). The first placement of each task
- * is journaled in memory so that restore puts it back.
+ * is journaled in memory so that restore puts it back. Moving a task's
+ * memory (node in the kernel's numbering) is corun_sim_move_memory().
  */
 #include <errno.h>
 #include <stdio.h>
@@ -101,6 +102,22 @@ static int act_apply(void *state, pid_t target, const struct corun_cpuset *cpus)
     return corun_sim_move(a->sim, (unsigned)target, cpu);
 }
 
+/* Node @node in the kernel's numbering: the NUMA domain of that os_index. */
+static int act_move_memory(void *state, pid_t target, int node)
+{
+    struct sim_act *a = state;
+    const struct corun_topo *t = a->sim->topo;
+    unsigned nd = corun_topo_ndomains(t, CORUN_LEVEL_NUMA);
+
+    if (target < 0 || (unsigned)target >= corun_sim_ntasks(a->sim))
+        return -ESRCH;
+    for (unsigned d = 0; d < nd; d++)
+        if (corun_topo_domain(t, CORUN_LEVEL_NUMA, d)->os_index == (unsigned)node)
+            return corun_sim_move_memory(a->sim, (unsigned)target, (int)d);
+    /* A topology without NUMA domains is one node, 0. */
+    return nd == 0 && node == 0 ? 0 : -EINVAL;
+}
+
 static int act_restore(void *state, pid_t target)
 {
     struct sim_act *a = state;
@@ -149,4 +166,5 @@ const struct corun_act_ops corun_act_sim_ops = {
     .restore = act_restore,
     .restore_all = act_restore_all,
     .close = act_close,
+    .move_memory = act_move_memory,
 };

@@ -51,6 +51,12 @@ static int real_process_madvise(int pidfd, const void *iov, size_t vlen, int adv
     return (int)syscall(SYS_process_madvise, pidfd, iov, vlen, advice, flags);
 }
 
+static long real_migrate_pages(pid_t pid, unsigned long maxnode, const unsigned long *old_nodes,
+                               const unsigned long *new_nodes)
+{
+    return syscall(SYS_migrate_pages, pid, maxnode, old_nodes, new_nodes);
+}
+
 static void real_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
     memset(regs, 0, 4 * sizeof(regs[0]));
@@ -73,7 +79,7 @@ static void real_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
         .sched_getaffinity = sched_getaffinity, .pidfd_open = real_pidfd_open,                     \
         .pidfd_send_signal = real_pidfd_send_signal, .futex = real_futex,                          \
         .clock_gettime = clock_gettime, .process_madvise = real_process_madvise,                   \
-        .cpuid = real_cpuid,                                                                       \
+        .cpuid = real_cpuid, .migrate_pages = real_migrate_pages,                                  \
     }
 
 static const struct corun__syscalls real_syscalls = REAL_SYSCALLS;

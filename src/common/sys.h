@@ -35,6 +35,10 @@ struct corun__syscalls {
      * executes the instruction: corun_platform_cpuid_native() goes through
      * it too. */
     void (*cpuid)(uint32_t leaf, uint32_t subleaf, uint32_t regs[4]);
+    /* migrate_pages(2): the number of pages left unmoved, or -1 and errno.
+     * @maxnode as the kernel counts it (the bits in the masks plus one). */
+    long (*migrate_pages)(pid_t pid, unsigned long maxnode, const unsigned long *old_nodes,
+                          const unsigned long *new_nodes);
 };
 
 extern struct corun__syscalls corun__sys;

@@ -4,7 +4,8 @@
  * thread's own original mask restored, the journal written and removed,
  * masks beyond 1024 CPUs, and failures injected through corun__sys
  * (EPERM, ESRCH on one thread, pidfd_open failing) that return an error for
- * that process and nothing else.
+ * that process and nothing else; moving a process's memory to a node
+ * (migrate_pages through the seam, the nodes from a recorded sysfs).
  */
 #include "testutil.h"
 
@@ -302,6 +303,117 @@ static void test_second_instance_adopts_original(void **state)
     corun_cpuset_release(&orig);
 }
 
+/* migrate_pages as the kernel would see it. */
+static struct {
+    unsigned calls;
+    pid_t pid;
+    unsigned long maxnode, from, to;
+    long ret;
+    int err;
+} mp;
+static long fake_migrate_pages(pid_t pid, unsigned long maxnode, const unsigned long *from,
+                               const unsigned long *to)
+{
+    mp.calls++;
+    mp.pid = pid;
+    mp.maxnode = maxnode;
+    mp.from = from[0];
+    mp.to = to[0];
+    errno = mp.err;
+    return mp.ret;
+}
+
+/* A root whose proc is the live one and whose sysfs says nodes @online are
+ * online (NULL: no node directory, a kernel without NUMA). */
+static void fake_root(char *dir, const char *online)
+{
+    char path[256];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/proc", dir);
+    assert_int_equal(symlink("/proc", path), 0);
+    if (!online)
+        return;
+    snprintf(path, sizeof(path), "mkdir -p %s/sys/devices/system/node", dir);
+    assert_int_equal(system(path), 0);
+    snprintf(path, sizeof(path), "%s/sys/devices/system/node/online", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", online);
+    fclose(f);
+}
+
+static void test_move_memory(void **state)
+{
+    char two[] = "/tmp/corun-test-numa-XXXXXX", none[] = "/tmp/corun-test-numa-XXXXXX";
+    struct corun_act_opts live = {0}, o2 = {.root = two}, o0 = {.root = none};
+    struct corun_cpuset one = {0};
+    struct kid k = kid_start(1);
+    char cmd[128];
+    void *st;
+
+    set_of(&one, "0");
+    assert_non_null(mkdtemp(two));
+    assert_non_null(mkdtemp(none));
+    fake_root(two, "0-1");
+    fake_root(none, NULL);
+
+    /* This machine, for real: a process we placed, its memory to node 0. */
+    assert_int_equal(corun_act_affinity.open(&live, &st), 0);
+    assert_int_equal(corun_act_affinity.move_memory(st, k.pid, 0), -ESRCH); /* not ours yet */
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), 0);
+    assert_int_equal(corun_act_affinity.move_memory(st, k.pid, 0), 0);
+    assert_int_equal(corun_act_affinity.restore_all(st), 0);
+    corun_act_affinity.close(st);
+
+    /* Two nodes: every page off node 1 moves there; the kernel counts the
+     * mask bits plus one. */
+    corun__sys.migrate_pages = fake_migrate_pages;
+    assert_int_equal(corun_act_affinity.open(&o2, &st), 0);
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), 0);
+    memset(&mp, 0, sizeof(mp));
+    assert_int_equal(corun_act_affinity.move_memory(st, k.pid, 1), 0);
+    assert_int_equal(mp.calls, 1);
+    assert_int_equal(mp.pid, k.pid);
+    assert_int_equal(mp.maxnode, 1025);
+    assert_int_equal(mp.from, 1ul << 0);
+    assert_int_equal(mp.to, 1ul << 1);
+    /* Pages that could not move are not an error. */
+    mp.ret = 7;
+    assert_int_equal(corun_act_affinity.move_memory(st, k.pid, 0), 0);
+    assert_int_equal(mp.from, 1ul << 1);
+    /* A node that is not online is refused before the kernel is asked. */
+    mp.calls = 0;
+    assert_int_equal(corun_act_affinity.move_memory(st, k.pid, 3), -EINVAL);
+    assert_int_equal(mp.calls, 0);
+    /* The kernel's refusal comes back as it is. */
+    mp.ret = -1;
+    mp.err = EPERM;
+    assert_int_equal(corun_act_affinity.move_memory(st, k.pid, 1), -EPERM);
+    assert_int_equal(corun_act_affinity.restore_all(st), 0);
+    corun_act_affinity.close(st);
+
+    /* No node directory: the kernel has no NUMA support. */
+    assert_int_equal(corun_act_affinity.open(&o0, &st), 0);
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &one), 0);
+    mp.calls = 0;
+    assert_int_equal(corun_act_affinity.move_memory(st, k.pid, 0), -ENOSYS);
+    assert_int_equal(mp.calls, 0);
+    assert_int_equal(corun_act_affinity.restore_all(st), 0);
+    corun_act_affinity.close(st);
+    corun__sys_reset();
+
+    /* The dry run says what it would do and changes nothing. */
+    assert_int_equal(corun_act_dryrun.open(&live, &st), 0);
+    assert_int_equal(corun_act_dryrun.move_memory(st, k.pid, 1), 0);
+    corun_act_dryrun.close(st);
+
+    kid_stop(&k);
+    corun_cpuset_release(&one);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s", two, none);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_big_masks),
         cmocka_unit_test(test_dryrun_and_find),
         cmocka_unit_test(test_second_instance_adopts_original),
+        cmocka_unit_test(test_move_memory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
