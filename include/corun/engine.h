@@ -81,6 +81,17 @@ struct corun_engine_opts {
      * an instruction count (no PMU) are not judged; with none, every change
      * is kept. */
     bool no_outcome_check;
+    /* Appended. Memory follows its task (on unless this is set, where the
+     * actuator can move memory and the topology has several NUMA nodes):
+     * a task moved to another node has its memory migrated there (the
+     * actuator's move_memory, as numad does), so it does not pay remote
+     * latency for the rest of its run; a task whose move fails (no
+     * permission, no NUMA support) is left where its memory is and not
+     * tried again. The policy is told (corun_snapshot.mem_follows), and a
+     * move to another node must then also gain @mem_move_cost. */
+    bool no_mem_follow;
+    double mem_move_cost; /* predicted STP; 0: 0.03 (256 MB at 1 GB/s over about
+                             8 s); < 0: none */
 };
 
 struct corun_engine_task {
@@ -108,6 +119,8 @@ struct corun_engine_stats {
     /* Appended: the outcome check. */
     uint64_t trials;       /* changes judged on measured rates */
     uint64_t reverted;     /* of those, taken back */
+    /* Appended: memory that followed its task to another node. */
+    uint64_t mem_moves;
 };
 
 struct corun_engine;

@@ -67,6 +67,12 @@ struct corun_snapshot {
     /* Appended for the engine; zero-initialised snapshots keep working. */
     unsigned round;   /* how many times the engine asked before; 0 the first */
     double move_cost; /* predicted STP a move must gain to be worth it; 0 free */
+    /* Appended. Memory follows its task: a task placed on another NUMA node
+     * than its memory's (home_node when known, else its CPU's) has the
+     * memory moved there, so it pays no remote latency and loads that
+     * node's bandwidth; such a move must gain @mem_move_cost more. */
+    bool mem_follows;
+    double mem_move_cost;
 };
 
 /* A placement: one dense CPU index per task, -1 for "leave to the kernel". */

@@ -137,6 +137,12 @@ CORUN_API enum corun_class corun_profile_classify(double ipc, double mpki, doubl
  */
 CORUN_API double corun_profile_mem_share(double ipc, double mpki);
 
+/* Memory latency off the home node over local: 1.3-1.7x in SIMULATOR.md,
+ * as measured on two-socket machines; the model takes the middle. A task
+ * away from its memory runs 1 + (CORUN_REMOTE_LATENCY - 1) * mem_share
+ * times slower. */
+#define CORUN_REMOTE_LATENCY 1.5
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,6 +44,8 @@ struct etask {
     uint64_t pinned_at;   /* clock time of the last change of cpu */
     unsigned slot;        /* profiler slot */
     int home;             /* NUMA node of its memory, -1 unknown */
+    bool mem_stuck;       /* its memory could not be moved: not tried again */
+    bool mem_pending;     /* moved in the trial in progress: memory follows if kept */
     int seen_cpu;         /* where the kernel runs it while unpinned, -1 unknown */
     /* Outcome check: instruction rates of the last whole intervals since the
      * last change of placement (rate[0] the newest), and at the start of the
@@ -71,6 +73,7 @@ struct corun_engine {
     unsigned waited;      /* intervals the trial in progress has waited */
     unsigned hold;        /* intervals left without plans */
     unsigned fails;       /* consecutive failed trials */
+    bool mem_follows;     /* memory is moved with its task (opts.no_mem_follow) */
 };
 
 static uint64_t mono_now(void *ctx)
@@ -123,6 +126,13 @@ int corun_engine_new(const struct corun_engine_opts *opts, struct corun_engine *
         e->o.move_cost = 0.03;
     else if (e->o.move_cost < 0)
         e->o.move_cost = 0;
+    if (e->o.mem_move_cost == 0)
+        e->o.mem_move_cost = 0.03;
+    else if (e->o.mem_move_cost < 0)
+        e->o.mem_move_cost = 0;
+    /* Memory can follow only where there is somewhere else for it to go. */
+    e->mem_follows = !e->o.no_mem_follow && e->o.act && e->o.act->move_memory &&
+                     corun_topo_ndomains(e->o.topo, CORUN_LEVEL_NUMA) > 1;
     err = corun_profiler_new(e->o.topo, e->o.profile, &e->prof);
     if (err) {
         free(e);
@@ -210,6 +220,56 @@ static void note_error(struct corun_engine *e, int err)
 }
 
 /* Pins task @t to dense CPU @cpu (-1: gives it back to the kernel). */
+/* NUMA node (domain index) of dense CPU @cpu, -1 none or unknown. */
+static int node_of(const struct corun_engine *e, int cpu)
+{
+    return cpu >= 0 ? corun_topo_cpu(e->o.topo, (unsigned)cpu)->dom[CORUN_LEVEL_NUMA] : -1;
+}
+
+/* Node task @t's memory is on: its known home, else the node of where it
+ * ran (@where: first touch happened near there), -1 unknown. */
+static int mem_node(const struct corun_engine *e, const struct etask *t, int where)
+{
+    return t->home >= 0 ? t->home : node_of(e, where);
+}
+
+/* Whether task @t moved from @where to @cpu must take its memory along. */
+static bool must_follow(const struct corun_engine *e, const struct etask *t, int cpu, int where)
+{
+    int to = node_of(e, cpu), from = mem_node(e, t, where);
+
+    return e->mem_follows && !t->mem_stuck && to >= 0 && from >= 0 && to != from;
+}
+
+/*
+ * Task @t now runs on @cpu (it ran on @where): when memory follows and that
+ * is another node than its memory's, the memory is moved there. A failure is
+ * counted, and is not the move's: the task runs where it was put. Without
+ * the permission or the kernel support, asking again will not help: memory
+ * stops following for every task (and the policy is told so). Otherwise
+ * (a node refused) only this task's memory is left alone from then on.
+ */
+static void follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where)
+{
+    int to = node_of(e, cpu), err;
+
+    if (!must_follow(e, t, cpu, where))
+        return;
+    err = e->o.act->move_memory(e->o.act_state, t->t.target,
+                                (int)corun_topo_domain(e->o.topo, CORUN_LEVEL_NUMA,
+                                                       (unsigned)to)->os_index);
+    if (err) {
+        note_error(e, err);
+        if (err == -EPERM || err == -EACCES || err == -ENOSYS)
+            e->mem_follows = false;
+        else
+            t->mem_stuck = true;
+        return;
+    }
+    t->home = to;
+    e->st.mem_moves++;
+}
+
 static int move_task(struct corun_engine *e, struct etask *t, int cpu, uint64_t now)
 {
     struct corun_cpuset set = {0};
@@ -233,6 +293,12 @@ static int move_task(struct corun_engine *e, struct etask *t, int cpu, uint64_t 
         note_error(e, err);
         return err;
     }
+    /* Memory follows a change once it is kept: a change the outcome check
+     * takes back must not drag memory there and back. */
+    if (cpu >= 0 && e->trial && where >= 0)
+        t->mem_pending = must_follow(e, t, cpu, where);
+    else if (cpu >= 0)
+        follow_memory(e, t, cpu, where);
     if (t->cpu >= 0)
         e->st.migrations++;
     else if (cpu >= 0)
@@ -246,6 +312,19 @@ static int move_task(struct corun_engine *e, struct etask *t, int cpu, uint64_t 
 
 /* ---- the outcome check ------------------------------------------------------ */
 
+/* The trial's changes are kept: the memory of the tasks it moved follows
+ * them. */
+static void follow_kept(struct corun_engine *e)
+{
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        struct etask *t = &e->tasks[i];
+
+        if (t->mem_pending && t->live && t->cpu >= 0)
+            follow_memory(e, t, t->cpu, t->tr_cpu);
+        t->mem_pending = false;
+    }
+}
+
 /* The placement changed in a way the engine did not plan (a task joined,
  * left or was pinned by the caller): rates from before no longer compare,
  * and a trial in progress cannot be judged. It is kept, unjudged. */
@@ -253,6 +332,8 @@ static void world_changed(struct corun_engine *e, uint64_t now)
 {
     for (unsigned i = 0; i < e->ntasks; i++)
         e->tasks[i].nrate = 0;
+    if (e->trial)
+        follow_kept(e);
     e->trial = false;
     e->changed_ns = now;
 }
@@ -321,13 +402,24 @@ static enum verdict trial_judge(struct corun_engine *e, uint64_t now)
         delta += weight_of(t) * (mean_rate(t) - t->tr_before) / t->best_rate;
         wsum += weight_of(t);
         nmeas++;
+        if (t->mem_pending) {
+            /* It runs away from its memory until the change is kept: judge
+             * it as it will run once its memory follows. */
+            const struct corun_task_profile *p = corun_profiler_get(e->prof, t->slot);
+            double r = (CORUN_REMOTE_LATENCY - 1) * corun_profile_mem_share(p->ipc, p->llc_mpki);
+
+            delta += weight_of(t) * mean_rate(t) / t->best_rate * r;
+        }
     }
     e->trial = false;
     e->st.trials += nmeas > 0;
     if (!nmeas || delta >= -CHECK_MARGIN * wsum) {
         e->fails = 0;
+        follow_kept(e);
         return KEEP;
     }
+    for (unsigned i = 0; i < e->ntasks; i++)
+        e->tasks[i].mem_pending = false;
     for (unsigned i = 0; i < e->ntasks; i++) {
         struct etask *t = &e->tasks[i];
 
@@ -422,6 +514,22 @@ struct plan_ctx {
     int *cur, *want;  /* current and planned CPU per snapshot task */
 };
 
+/* What moving task @k of @pc from where it is to where the plan wants it
+ * must gain: the move cost, and the memory's when it follows to another
+ * node. */
+static double move_cost_of(const struct corun_engine *e, const struct plan_ctx *pc, unsigned k)
+{
+    const struct etask *t = &e->tasks[pc->live[k]];
+    int to = node_of(e, pc->want[k]), from = mem_node(e, t, pc->cur[k]);
+
+    if (pc->want[k] == pc->cur[k])
+        return 0;
+    return e->o.move_cost +
+           (e->mem_follows && !t->mem_stuck && to >= 0 && from >= 0 && to != from
+                ? e->o.mem_move_cost
+                : 0);
+}
+
 static unsigned find_root(unsigned *parent, unsigned a)
 {
     while (parent[a] != a)
@@ -431,7 +539,7 @@ static unsigned find_root(unsigned *parent, unsigned a)
 
 struct group {
     unsigned root, size;
-    double gain;
+    double gain, cost; /* predicted, and what its moves must gain */
 };
 
 static int by_gain(const void *x, const void *y)
@@ -497,6 +605,7 @@ static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m,
             g[ng++] = (struct group){.root = r};
         }
         g[found].size++;
+        g[found].cost += move_cost_of(e, pc, k);
     }
     for (unsigned j = 0; j < ng; j++) {
         for (unsigned k = 0; k < m; k++)
@@ -509,7 +618,7 @@ static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m,
     for (unsigned j = 0; j < ng; j++) {
         /* A group bigger than the whole cap (a swap under a cap of one)
          * would never fit: it goes alone in an interval of its own. */
-        if (g[j].gain <= e->o.move_cost * g[j].size ||
+        if (g[j].gain <= g[j].cost ||
             (done + g[j].size > cap && (done || g[j].size <= cap))) {
             e->st.capped += g[j].size;
             continue;
@@ -581,7 +690,9 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
         goto out_free;
     pc.snap = (struct corun_snapshot){.topo = e->o.topo, .ntasks = m, .tasks = pc.prof,
                                       .seed = e->o.seed ^ (0x9e3779b97f4a7c15ull * (e->round + 1)),
-                                      .round = e->round, .move_cost = e->o.move_cost};
+                                      .round = e->round, .move_cost = e->o.move_cost,
+                                      .mem_follows = e->mem_follows,
+                                      .mem_move_cost = e->o.mem_move_cost};
     plan = (struct corun_plan){.ntasks = m, .cpu = pc.want};
     e->round++;
     e->st.plans++;
@@ -603,9 +714,11 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
     e->arm = true;
     if (any_pinned && all_pinned && !unpins) {
         double gain = corun_policy_predict(&pc.snap, pc.want, NULL) -
-                      corun_policy_predict(&pc.snap, pc.cur, NULL);
+                      corun_policy_predict(&pc.snap, pc.cur, NULL), cost = 0;
 
-        if (gain < e->o.move_cost * moves) {
+        for (unsigned k = 0; k < m; k++)
+            cost += move_cost_of(e, &pc, k);
+        if (gain < cost) {
             e->st.held++;
             goto out_free;
         }

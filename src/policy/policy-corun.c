@@ -469,7 +469,7 @@ static void deal(struct ctx *cx, struct child *ch, unsigned nch, unsigned *tasks
             /* Away from its memory: remote latency on its stalls. */
             if (pm->home[t] >= 0 && pm->node[c->cpus[0]] >= 0 &&
                 share_all_node(pm, c) && pm->node[c->cpus[0]] != pm->home[t])
-                x += pm->mf[t] * (CORUN__PM_REMOTE - 1);
+                x += pm->mf[t] * (CORUN_REMOTE_LATENCY - 1);
             cf = c->cap >= 0.999 ? 1.0 : 1.0 / ((1.0 - pm->mf[t]) / c->cap + pm->mf[t]);
             v = pm->w[t] * cf / (1.0 + x) / share - damage;
             if (v > best + 1e-12) {

@@ -11,6 +11,7 @@
 #define CORUN_POLICY_INTERNAL_H
 
 #include "corun/policy.h"
+#include "corun/profile.h"
 
 /* The levels at which the predictor models sharing, innermost first. */
 #define CORUN__PM_NLEV 4
@@ -60,7 +61,10 @@ struct corun__pm {
     /* The core level is pairwise by class (corun_profile_core_pair()): */
     unsigned *cls;        /* class index per task, CORUN__PM_NCLS - 1 for unknown */
     double *ms, *mp;      /* core sensitivity and pressure over their class prior */
-    int *home;            /* memory node per task (NUMA domain index), -1 unknown */
+    int *home;            /* memory node per task (NUMA domain index), -1 unknown or
+                             following the task (snapshot.mem_follows) */
+    int *mnode;           /* node its memory is on now, -1 unknown */
+    double mmc;           /* extra cost of a move off mnode: memory follows; 0 */
     int *node;            /* NUMA node of each CPU (not the model's domain), -1 */
     /* Turbo: a package clocks lower the more of its cores are busy. */
     int *pkg, *core;      /* package and core of each CPU, -1 */
@@ -70,6 +74,20 @@ struct corun__pm {
 };
 
 int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap);
+
+/* What moving task @t from CPU @from to CPU @to costs in the objective:
+ * @mc per task moved, and pm->mmc more when its memory must follow it to
+ * another node. */
+static inline double corun__pm_move_cost(const struct corun__pm *pm, unsigned t, int from, int to,
+                                         double mc)
+{
+    if (from < 0 || from == to)
+        return 0;
+    if (pm->mmc > 0 && to >= 0 && pm->mnode[t] >= 0 && pm->node[to] >= 0 &&
+        pm->node[to] != pm->mnode[t])
+        return mc + pm->mmc;
+    return mc;
+}
 void corun__pm_release(struct corun__pm *pm);
 
 /* Damage at level index @li from neighbour pressure @p with the domain's
@@ -115,9 +133,6 @@ static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, co
     return x > 0 ? pm->ms[i] * x : 0;
 }
 
-/* Memory latency off the home node: 1.3-1.7x in SIMULATOR.md, as in
- * measured two-socket machines. */
-#define CORUN__PM_REMOTE 1.5
 
 /* Memory domain whose pressure task @i feels and adds to on CPU @c: its
  * home when known, else the CPU's. */
@@ -130,7 +145,7 @@ static inline int corun__pm_memdom(const struct corun__pm *pm, unsigned i, unsig
 static inline double corun__pm_remote_x(const struct corun__pm *pm, unsigned i, unsigned c)
 {
     return (pm->home[i] >= 0 && pm->node[c] >= 0 && pm->home[i] != pm->node[c])
-               ? pm->mf[i] * (CORUN__PM_REMOTE - 1)
+               ? pm->mf[i] * (CORUN_REMOTE_LATENCY - 1)
                : 0;
 }
 

@@ -186,6 +186,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
 
     memset(pm, 0, sizeof(*pm));
     pm->topo = snap->topo;
+    pm->mmc = snap->mem_follows && snap->mem_move_cost > 0 ? snap->mem_move_cost : 0;
     pm->n = n;
     pm->ncpus = nc;
     pm->press = malloc((n ? n : 1) * CORUN__PM_NLEV * sizeof(double));
@@ -199,13 +200,14 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->ms = malloc((n ? n : 1) * sizeof(double));
     pm->mp = malloc((n ? n : 1) * sizeof(double));
     pm->home = malloc((n ? n : 1) * sizeof(int));
+    pm->mnode = malloc((n ? n : 1) * sizeof(int));
     pm->node = malloc((nc ? nc : 1) * sizeof(int));
     pm->pkg = malloc((nc ? nc : 1) * sizeof(int));
     pm->core = malloc((nc ? nc : 1) * sizeof(int));
     pm->npkg = corun_topo_ndomains(pm->topo, CORUN_LEVEL_PACKAGE);
     pm->ncore = corun_topo_ndomains(pm->topo, CORUN_LEVEL_CORE);
     pm->pkg_cores = calloc(pm->npkg ? pm->npkg : 1, sizeof(unsigned));
-    if (!pm->home || !pm->node || !pm->pkg || !pm->core || !pm->pkg_cores ||
+    if (!pm->home || !pm->mnode || !pm->node || !pm->pkg || !pm->core || !pm->pkg_cores ||
         !pm->press || !pm->sens || !pm->w || !pm->mf || !pm->cap || !pm->dom || !pm->scale ||
         !pm->cls || !pm->ms || !pm->mp) {
         corun__pm_release(pm);
@@ -263,6 +265,11 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
         }
         pm->w[i] = (isfinite(t->weight) && t->weight > 0) ? t->weight : 1.0;
         pm->home[i] = (t->home_known && t->home_node < pm->ndom[3]) ? (int)t->home_node : -1;
+        pm->mnode[i] = pm->home[i] >= 0                               ? pm->home[i]
+                       : t->cpu >= 0 && (unsigned)t->cpu < pm->ncpus ? pm->node[t->cpu]
+                                                                      : -1;
+        if (snap->mem_follows)
+            pm->home[i] = -1; /* its memory will be where it runs */
         pm->mf[i] = corun_profile_mem_share(t->ipc, t->llc_mpki);
     }
     return 0;
@@ -281,6 +288,7 @@ void corun__pm_release(struct corun__pm *pm)
     free(pm->ms);
     free(pm->mp);
     free(pm->home);
+    free(pm->mnode);
     free(pm->node);
     free(pm->pkg);
     free(pm->core);

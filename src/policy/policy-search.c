@@ -124,7 +124,7 @@ static double speed_of(const struct ls *ls, unsigned t)
 
 static double move_pen(const struct ls *ls, unsigned t)
 {
-    return (ls->cur && ls->cur[t] >= 0 && ls->cur[t] != ls->cpu[t]) ? ls->mc : 0.0;
+    return ls->cur ? corun__pm_move_cost(ls->pm, t, ls->cur[t], ls->cpu[t], ls->mc) : 0.0;
 }
 
 static void add_aff(struct ls *ls, unsigned t)
@@ -301,8 +301,7 @@ double corun__objective(const struct corun__pm *pm, const int *cpu, const int *c
     if (obj < 0)
         return obj;
     for (unsigned t = 0; cur && t < pm->n; t++)
-        if (cur[t] >= 0 && cur[t] != cpu[t])
-            obj -= move_cost;
+        obj -= corun__pm_move_cost(pm, t, cur[t], cpu[t], move_cost);
     return obj;
 }
 

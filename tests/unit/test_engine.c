@@ -102,12 +102,7 @@ static int s_read(void *st, int h, struct corun_sample *out)
 {
     if (h == W.fail_task)
         return -ESRCH;
-    *out = W.acc[h];
-    out->t_ns = W.now;
-    out->valid = CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_REF_CYCLES) |
-                 CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) | CORUN_EV_BIT(CORUN_EV_LLC_REFERENCES) |
-                 CORUN_EV_BIT(CORUN_EV_LLC_MISSES) | CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS);
-    out->mux_ratio = 1;
+    fake_sample(out, &W.acc[h], W.now);
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
- * testutil.h — what the cmocka tests share: fixture paths and cmocka's
- * includes in the order it needs them.
+ * testutil.h — what the cmocka tests share: fixture paths, cmocka's
+ * includes in the order it needs them, and the reading of a fake sensor.
  */
 #ifndef CORUN_TESTUTIL_H
 #define CORUN_TESTUTIL_H
@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "corun/sense.h"
 #include "corun/topo.h"
 
 /* The path of fixture @rel (below tests/fixtures) in a static buffer. */
@@ -49,6 +50,19 @@ static inline struct corun_topo *synthetic_topo(const char *desc)
     assert_int_equal(corun_topo_load(&o, &t), 0);
     assert_non_null(t);
     return t;
+}
+
+/* A fake sensor's read: @acc (the counts so far) at time @now, every event
+ * an engine uses counted, nothing multiplexed. */
+static inline void fake_sample(struct corun_sample *out, const struct corun_sample *acc,
+                               uint64_t now)
+{
+    *out = *acc;
+    out->t_ns = now;
+    out->valid = CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_REF_CYCLES) |
+                 CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) | CORUN_EV_BIT(CORUN_EV_LLC_REFERENCES) |
+                 CORUN_EV_BIT(CORUN_EV_LLC_MISSES) | CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS);
+    out->mux_ratio = 1;
 }
 
 #endif

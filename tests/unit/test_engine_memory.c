@@ -1,0 +1,226 @@
+/*
+ * test_engine_memory.c — memory follows its task: when the engine moves a
+ * task to another NUMA node, it asks the actuator to move the task's memory
+ * there (as numad does) once the outcome check keeps the change, never for
+ * a change it takes back; a refusal is counted and the task stays moved;
+ * with memory following off, or a backend that cannot move memory, nothing
+ * is asked.
+ *
+ * The world: two NUMA nodes of two cores each, two tasks the kernel started
+ * on node 0 (memory there, by first touch), and the `spread` policy, which
+ * puts one of them on node 1. A fake actuator records every apply and every
+ * memory move; a fake sensor gives steady counters.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "corun/engine.h"
+
+#define NT 2
+
+static struct {
+    struct corun_topo *topo;
+    uint64_t now;
+    int pinned[NT];
+    unsigned moves;          /* move_memory calls */
+    pid_t moved_target;      /* the last one's */
+    int moved_node;
+    int move_result;         /* what move_memory returns */
+    bool slow_far;           /* a task off node 0 runs at a tenth of its speed */
+    struct corun_sample acc[NT];
+} M;
+
+static uint64_t fake_now(void *ctx)
+{
+    return M.now;
+}
+
+static int fake_wait(void *ctx, uint64_t t)
+{
+    double dt = (double)(t - M.now);
+
+    for (unsigned i = 0; i < NT; i++) {
+        bool far = corun_topo_cpu(M.topo, (unsigned)M.pinned[i])->dom[CORUN_LEVEL_NUMA] != 0;
+        double ipc = M.slow_far && far ? 0.3 : 3.0;
+
+        M.acc[i].value[CORUN_EV_CYCLES] += (uint64_t)(3.0 * dt);
+        M.acc[i].value[CORUN_EV_REF_CYCLES] += (uint64_t)(2.5 * dt);
+        M.acc[i].value[CORUN_EV_INSTRUCTIONS] += (uint64_t)(ipc * dt);
+        M.acc[i].value[CORUN_EV_LLC_REFERENCES] += (uint64_t)(3e-3 * dt);
+        M.acc[i].value[CORUN_EV_LLC_MISSES] += (uint64_t)(1e-3 * dt);
+        M.acc[i].value[CORUN_EV_TASK_CLOCK_NS] += (uint64_t)dt;
+    }
+    M.now = t;
+    return 0;
+}
+
+static int s_attach(void *st, pid_t target, int *handle)
+{
+    *handle = target;
+    return 0;
+}
+
+static int s_read(void *st, int h, struct corun_sample *out)
+{
+    fake_sample(out, &M.acc[h], M.now);
+    return 0;
+}
+
+static int s_detach(void *st, int h)
+{
+    return 0;
+}
+
+static const struct corun_sense_ops fake_sense = {
+    .name = "fake", .attach = s_attach, .read = s_read, .detach = s_detach};
+
+static int a_apply(void *st, pid_t target, const struct corun_cpuset *cpus)
+{
+    M.pinned[target] = corun_topo_cpu_by_os(M.topo, (unsigned)corun_cpuset_next(cpus, 0));
+    return 0;
+}
+
+static int a_move_memory(void *st, pid_t target, int node)
+{
+    M.moves++;
+    M.moved_target = target;
+    M.moved_node = node;
+    return M.move_result;
+}
+
+static const struct corun_act_ops mem_act = {
+    .name = "fake", .apply = a_apply, .move_memory = a_move_memory};
+/* The same without move_memory: a backend that cannot move memory. */
+static const struct corun_act_ops plain_act = {.name = "fake", .apply = a_apply};
+
+static int setup(void **state)
+{
+    struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC,
+                                .input = "pack:1 numa:2 core:2 pu:1"};
+
+    memset(&M, 0, sizeof(M));
+    assert_int_equal(corun_topo_load(&o, &M.topo), 0);
+    M.now = 1000;
+    M.moved_node = -1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    corun_topo_free(M.topo);
+    return 0;
+}
+
+/* Runs `spread` for a second with both tasks started on node 0 (CPUs 0 and
+ * 1, memory there); the stats at the end. */
+static void run(const struct corun_act_ops *act, bool no_follow, struct corun_engine_stats *st)
+{
+    struct corun_engine_opts o = {
+        .topo = M.topo,
+        .policy = corun_policy_find("spread"),
+        .sense = &fake_sense,
+        .act = act,
+        .clock = {.now_ns = fake_now, .wait_until = fake_wait},
+        .interval_ns = 100000000,
+        .warmup_ns = 200000000,
+        .seed = 3,
+        .no_mem_follow = no_follow,
+    };
+    struct corun_engine *e;
+
+    assert_int_equal(corun_engine_new(&o, &e), 0);
+    for (unsigned i = 0; i < NT; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN};
+
+        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+        assert_int_equal(corun_engine_set_cpu(e, i, (int)i), 0);
+        assert_int_equal(corun_engine_set_home(e, i, 0), 0);
+        M.pinned[i] = (int)i;
+    }
+    assert_int_equal(corun_engine_run(e, 1000000000ull, NULL), 0);
+    corun_engine_stats(e, st);
+    corun_engine_free(e);
+}
+
+/* The node (domain index) task @i runs on now. */
+static int node_now(unsigned i)
+{
+    return corun_topo_cpu(M.topo, (unsigned)M.pinned[i])->dom[CORUN_LEVEL_NUMA];
+}
+
+static void test_memory_follows_the_move(void **state)
+{
+    struct corun_engine_stats st;
+    int moved = -1;
+
+    run(&mem_act, false, &st);
+    /* spread put one task on each node: the one on node 1 took its memory. */
+    assert_int_not_equal(node_now(0), node_now(1));
+    for (unsigned i = 0; i < NT; i++)
+        if (node_now(i) == 1)
+            moved = (int)i;
+    assert_true(moved >= 0);
+    assert_int_equal(M.moves, 1);
+    assert_int_equal(st.mem_moves, 1);
+    assert_int_equal(M.moved_target, moved);
+    /* The kernel's number of the node, not the topology's index. */
+    assert_int_equal(M.moved_node,
+                     (int)corun_topo_domain(M.topo, CORUN_LEVEL_NUMA, 1)->os_index);
+    assert_int_equal(st.errors, 0);
+}
+
+/* A move the outcome check takes back leaves the memory where it was:
+ * memory follows only a change that is kept. */
+static void test_taken_back_leaves_memory(void **state)
+{
+    struct corun_engine_stats st;
+
+    M.slow_far = true;
+    run(&mem_act, false, &st);
+    assert_true(st.reverted >= 1);
+    assert_int_equal(M.moves, 0);
+    assert_int_equal(st.mem_moves, 0);
+}
+
+static void test_refused_move_is_counted(void **state)
+{
+    struct corun_engine_stats st;
+
+    M.move_result = -EPERM;
+    run(&mem_act, false, &st);
+    /* The task still moved; its memory could not, which is counted once. */
+    assert_int_not_equal(node_now(0), node_now(1));
+    assert_int_equal(M.moves, 1);
+    assert_int_equal(st.mem_moves, 0);
+    assert_int_equal(st.errors, 1);
+    assert_int_equal(st.last_error, -EPERM);
+}
+
+static void test_off_or_unsupported_never_asks(void **state)
+{
+    struct corun_engine_stats st;
+
+    run(&mem_act, true, &st);
+    assert_int_not_equal(node_now(0), node_now(1));
+    assert_int_equal(M.moves, 0);
+    assert_int_equal(st.mem_moves, 0);
+    memset(M.pinned, 0, sizeof(M.pinned));
+    run(&plain_act, false, &st);
+    assert_int_not_equal(node_now(0), node_now(1));
+    assert_int_equal(st.mem_moves, 0);
+    assert_int_equal(st.errors, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_memory_follows_the_move, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_taken_back_leaves_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_move_is_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_off_or_unsupported_never_asks, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
