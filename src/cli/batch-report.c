@@ -56,6 +56,8 @@ void batch_print(FILE *f, const struct batch *b)
             done, b->njobs, b->failed, cpu_total(b));
     if (b->replacements)
         fprintf(f, ", %u re-placements", b->replacements);
+    if (b->mem_moves)
+        fprintf(f, ", memory moved after %u", b->mem_moves);
     if (b->unpinned)
         fprintf(f, ", %u unpinned (their CPU was contended)", b->unpinned);
     if (b->placement_errors)
@@ -111,6 +113,7 @@ void batch_json(struct json *j, const struct batch *b)
     json_kdouble(j, "makespan_s", b->makespan_s);
     json_kdouble(j, "cpu_s", cpu_total(b));
     json_kuint(j, "replacements", b->replacements);
+    json_kuint(j, "mem_moves", b->mem_moves);
     json_kuint(j, "unpinned", b->unpinned);
     json_kuint(j, "placement_errors", b->placement_errors);
     json_kint_or_null(j, "interrupted_by", b->stop_sig ? b->stop_sig : -1);

@@ -45,6 +45,7 @@ struct batch {
     const char *policy_name;
     const struct corun_policy *pol;
     bool fifo; /* linux policy: first in, first out, unpinned */
+    bool no_mem_follow; /* --no-mem-follow: jobs' memory stays where it is */
     const struct corun_act_ops *ops;
     void *act;
     struct corun_engine *eng; /* re-places running jobs; NULL: none (linux, no sensor) */
@@ -56,6 +57,7 @@ struct batch {
     struct sched_caches caches; /* what footprints are compared with */
     double t0, makespan_s;
     unsigned failed, placement_errors, replacements, unpinned;
+    unsigned mem_moves; /* jobs' memory moved after them to another node (engine) */
     int stop_sig; /* SIGINT/SIGTERM received */
 };
 

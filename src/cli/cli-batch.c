@@ -646,7 +646,8 @@ static void engine_open(struct batch *b)
                                   .clock = corun_clock_monotonic(),
                                   .interval_ns = ENGINE_EVERY_NS,
                                   .warmup_ns = ENGINE_EVERY_NS,
-                                  .seed = 1};
+                                  .seed = 1,
+                                  .no_mem_follow = b->no_mem_follow};
     int err;
 
     b->eng = NULL;
@@ -667,13 +668,15 @@ static void engine_close(struct batch *b)
     if (!b->eng)
         return;
     corun_engine_stats(b->eng, &st);
+    b->mem_moves = (unsigned)st.mem_moves;
     if (cli_verbose)
         fprintf(stderr,
                 "corun batch: engine: %llu intervals, %llu plans, %llu moves, %llu held, "
-                "%llu capped, %llu errors\n",
+                "%llu capped, %llu memory moves, %llu errors\n",
                 (unsigned long long)st.intervals, (unsigned long long)st.plans,
                 (unsigned long long)st.migrations, (unsigned long long)st.held,
-                (unsigned long long)st.capped, (unsigned long long)st.errors);
+                (unsigned long long)st.capped, (unsigned long long)st.mem_moves,
+                (unsigned long long)st.errors);
     corun_engine_free(b->eng);
     b->eng = NULL;
 }
@@ -799,6 +802,7 @@ static int load_jobs(const char *path, struct job_list *jobs)
 struct batch_args {
     const char *policy, *compare, *json, *actuator, *journal, *file;
     unsigned long jobs;
+    bool no_mem_follow;
 };
 
 static int parse_args(int argc, char **argv, struct batch_args *a)
@@ -810,6 +814,7 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
                                              {"actuator", required_argument, NULL, 'a'},
                                              {"journal", required_argument, NULL, 'L'},
                                              {"journal-dir", required_argument, NULL, 'L'},
+                                             {"no-mem-follow", no_argument, NULL, 'M'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int c;
@@ -835,6 +840,9 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
             break;
         case 'L':
             a->journal = optarg;
+            break;
+        case 'M':
+            a->no_mem_follow = true;
             break;
         case 'h':
             cli_usage(stdout, "batch");
@@ -901,6 +909,7 @@ static int cmd_batch(int argc, char **argv)
         rc = CLI_EXIT_FAIL;
         goto out_jobs;
     }
+    b.no_mem_follow = a.no_mem_follow;
     if ((rc = cli_topo_load("batch", NULL, NULL, &b.topo)))
         goto out_batch;
     sched_caches_of(b.topo, &b.caches);
@@ -928,6 +937,7 @@ static int cmd_batch(int argc, char **argv)
         cmp.jmax = b.jmax;
         cmp.ops = b.ops;
         cmp.act = b.act;
+        cmp.no_mem_follow = b.no_mem_follow;
         sig = batch_run(&cmp);
     }
     if (b.ops->restore_all(b.act))
@@ -970,4 +980,5 @@ out_jobs:
 
 CLI_COMMAND(batch, cmd_batch, "run a queue of jobs N at a time, choosing co-runners",
             "corun batch [-j N] [--policy P] [--compare POLICY] [--json FILE]\n"
-            "            [--actuator affinity|cpuset|dryrun] [--journal-dir DIR] [JOBFILE | -]")
+            "            [--actuator affinity|cpuset|dryrun] [--journal-dir DIR] [--no-mem-follow]\n"
+            "            [JOBFILE | -]")

@@ -31,6 +31,8 @@ grep -q '"name": "f4".*"exit_status": 137, "signal": 9' "$tmp/b.json" && ok || f
 grep -q '"name": "job15".*"exit_status": 2' "$tmp/b.json" && ok || fail "unnamed job's name or status"
 grep -q '"failed": 7' "$tmp/b.json" && ok || fail "summary failed count"
 grep -q '"makespan_s": [0-9]' "$tmp/b.json" && ok || fail "summary makespan"
+# One NUMA node here: nothing for memory to follow.
+grep -q '"mem_moves": 0' "$tmp/b.json" && ok || fail "summary mem_moves"
 grep -q "makespan" "$tmp/out" && ok || fail "no summary line"
 expect_eq "journal empty after the batch" "$(ls "$J" 2> /dev/null | wc -l)" 0
 
@@ -39,6 +41,8 @@ for i in $(seq 1 103); do echo false; done > "$tmp/many.jobs"
 "$CORUN" batch -j 2 --policy linux "$tmp/many.jobs" > /dev/null 2>&1; expect_eq "failures capped" $? 101
 # From stdin.
 printf 'true\nfalse\n' | "$CORUN" batch -j 2 - > /dev/null 2>&1; expect_eq "jobs from stdin" $? 1
+printf 'true\ntrue\n' | "$CORUN" batch -j 2 --no-mem-follow - > /dev/null 2>&1
+expect_eq "--no-mem-follow accepted" $? 0
 
 # Placement seen in /proc while the jobs run: two 2-thread jobs, -j 2, each
 # job's every thread on one CPU, and (spread) not the same one.
