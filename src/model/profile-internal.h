@@ -6,7 +6,15 @@
 #ifndef CORUN_PROFILE_INTERNAL_H
 #define CORUN_PROFILE_INTERNAL_H
 
+#include "corun/profile.h"
 #include "corun/topo.h"
+
+/* The cache geometry the class priors are computed for: per cache level
+ * (0: a shared L2, 1: the L3) the shared capacity and the private capacity
+ * a core keeps below it, in MB. */
+struct corun__cache_geom {
+    double c_mb[2], p_mb[2];
+};
 
 /*
  * corun__share_dom() - the domain of CPU @cpu at @level that the interference
@@ -14,11 +22,20 @@
  * share is counted once, at the core level). *@scale weighs the damage
  * there: for a memory domain it multiplies neighbour pressure (bandwidth
  * grows with the cores a domain holds, so pressure counts per six cores,
- * within 0.1..2); for a cache it multiplies the damage itself (what a
- * sensitive task can lose grows with the cache it could hold: per 16 MB,
- * within 0.25..2); 1 elsewhere or when the size is unknown.
+ * within 0.1..2); for a cache it multiplies the damage itself: its size
+ * over the level's largest in @g (the geometry the sensitivities are for),
+ * at least 0.25; 1 elsewhere, when the size is unknown or @g is NULL.
  */
 int corun__share_dom(const struct corun_topo *topo, unsigned cpu, enum corun_level level,
-                     double *scale);
+                     const struct corun__cache_geom *g, double *scale);
+
+/* The geometry of @topo: each level's largest shared cache, and below the
+ * L3 the largest part of an L2 one core holds; the reference's (2 MB over
+ * 32 KB, 16 MB over 1 MB) where the topology gives no size. */
+void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *g);
+
+/* corun_profile_prior() on geometry @g rather than the reference. */
+void corun__prior_geom(const struct corun__cache_geom *g, enum corun_class cls,
+                       enum corun_level level, double *pressure, double *sensitivity);
 
 #endif

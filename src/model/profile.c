@@ -38,6 +38,7 @@ static const enum corun_level levels[NLEV] = {CORUN_LEVEL_CORE, CORUN_LEVEL_L2, 
 
 struct slot {
     unsigned id;
+    const struct corun__cache_geom *geom; /* the profiler's: the priors' geometry */
     enum corun_class hint;
     double weight;
     /* smoothed figures */
@@ -60,6 +61,7 @@ struct slot {
 
 struct corun_profiler {
     const struct corun_topo *topo;
+    struct corun__cache_geom geom; /* its caches, for the class priors */
     struct corun_profile_opts o;
     struct slot *slots;
     unsigned nslots, cap;
@@ -81,6 +83,7 @@ int corun_profiler_new(const struct corun_topo *topo, const struct corun_profile
     if (!p)
         return -ENOMEM;
     p->topo = topo;
+    corun__cache_geom(topo, &p->geom);
     if (opts)
         p->o = *opts;
     if (!(p->o.ema > 0 && p->o.ema <= 1))
@@ -120,7 +123,7 @@ static void slot_ps(const struct slot *s, unsigned li, double *press, double *se
 {
     double p, q;
 
-    corun_profile_prior(slot_class(s), levels[li], &p, &q);
+    corun__prior_geom(s->geom, slot_class(s), levels[li], &p, &q);
     *press = clampd(p + s->dpress[li], 0, 4);
     *sens = clampd(q + s->dsens[li], 0, 4);
 }
@@ -162,6 +165,7 @@ int corun_profiler_add(struct corun_profiler *p, unsigned id, enum corun_class h
     s = &p->slots[p->nslots];
     memset(s, 0, sizeof(*s));
     s->id = id;
+    s->geom = &p->geom;
     s->hint = (unsigned)hint < CORUN_NCLASSES ? hint : CORUN_CLASS_UNKNOWN;
     s->weight = weight > 0 ? weight : 1.0;
     s->ipc = s->fr = s->mpki = s->miss_ratio = s->bw = s->util = NAN;
@@ -238,7 +242,7 @@ static void observe(struct corun_profiler *p, struct slot *s, const struct corun
 static int dom_of(const struct corun_profiler *p, int cpu, unsigned li, double *scale)
 {
     double sc;
-    int d = cpu >= 0 ? corun__share_dom(p->topo, (unsigned)cpu, levels[li], &sc) : -1;
+    int d = cpu >= 0 ? corun__share_dom(p->topo, (unsigned)cpu, levels[li], &p->geom, &sc) : -1;
 
     if (scale)
         *scale = sc;
@@ -551,7 +555,7 @@ int corun_profiler_update(struct corun_profiler *p, const struct corun_profile_o
             s->dsens[li] *= 1.0 - p->o.prior_pull;
             /* Keep offsets where they still move the clamped value. */
             slot_ps(s, li, &pr, &se);
-            corun_profile_prior(slot_class(s), levels[li], &pr, &se);
+            corun__prior_geom(s->geom, slot_class(s), levels[li], &pr, &se);
             s->dpress[li] = clampd(s->dpress[li], -pr, 4 - pr);
             /* A lesson moves a sensitivity within half to twice its class
              * prior: few co-run changes teach it, noisily, and a collapse

@@ -183,8 +183,10 @@ static void fill_capacity(struct corun__pm *pm)
 int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
 {
     unsigned n = snap->ntasks, nc = corun_topo_ncpus(snap->topo);
+    struct corun__cache_geom geom;
 
     memset(pm, 0, sizeof(*pm));
+    corun__cache_geom(snap->topo, &geom);
     pm->topo = snap->topo;
     pm->mmc = snap->mem_follows && snap->mem_move_cost > 0 ? snap->mem_move_cost : 0;
     pm->n = n;
@@ -218,7 +220,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     for (unsigned c = 0; c < nc; c++)
         for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
             pm->dom[c * CORUN__PM_NLEV + li] = corun__share_dom(
-                pm->topo, c, corun__pm_levels[li], &pm->scale[c * CORUN__PM_NLEV + li]);
+                pm->topo, c, corun__pm_levels[li], &geom, &pm->scale[c * CORUN__PM_NLEV + li]);
     fill_capacity(pm);
     for (unsigned c = 0; c < nc; c++) {
         const struct corun_topo_cpu *cpu = corun_topo_cpu(pm->topo, c);
@@ -245,7 +247,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
         for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
             double p, s;
 
-            corun_profile_prior(cls, corun__pm_levels[li], &p, &s);
+            corun__prior_geom(&geom, cls, corun__pm_levels[li], &p, &s);
             if (isfinite(t->pressure[corun__pm_levels[li]]))
                 p = t->pressure[corun__pm_levels[li]];
             if (isfinite(t->sensitivity[corun__pm_levels[li]]))

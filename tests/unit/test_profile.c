@@ -205,6 +205,50 @@ static void test_missing_counters(void **state)
     assert_int_equal(corun_profiler_new(NULL, NULL, &p), -EINVAL);
 }
 
+/* The class prior of @cls at @level as a profiler on @desc starts a task. */
+static double sens_on(const char *desc, enum corun_class cls, enum corun_level level)
+{
+    struct corun_topo *t = synthetic_topo(desc);
+    struct corun_profiler *p;
+    unsigned slot;
+    double s;
+
+    assert_int_equal(corun_profiler_new(t, NULL, &p), 0);
+    assert_int_equal(corun_profiler_add(p, 1, cls, 1, &slot), 0);
+    s = corun_profiler_get(p, slot)->sensitivity[level];
+    corun_profiler_free(p);
+    corun_topo_free(t);
+    return s;
+}
+
+/* What a small working set loses in a shared cache depends on the caches:
+ * a 1 MB L2 two cores share with nothing above it (a Knights Landing tile)
+ * holds a sheep's working set and little of a rabbit's; an L3 above private
+ * 1 MB L2s (Skylake-SP) adds nothing for a sheep or a compute-bound task.
+ * Rabbits keep the reference figure scaled by cache size. */
+static void test_cache_priors_follow_geometry(void **state)
+{
+    const char *knl = "pack:1 l2:2(size=1048576) core:2 pu:1";
+    const char *skx = "pack:1 l3:1(size=25952256) l2:4(size=1048576) core:1 pu:1";
+    const char *nosize = "pack:1 l3:1 core:4 pu:1";
+    double ref;
+
+    assert_true(sens_on(knl, CORUN_CLASS_SHEEP, CORUN_LEVEL_L2) >
+                2 * sens_on(knl, CORUN_CLASS_RABBIT, CORUN_LEVEL_L2));
+    assert_true(sens_on(knl, CORUN_CLASS_COMPUTE, CORUN_LEVEL_L2) > 0.05);
+    assert_true(sens_on(skx, CORUN_CLASS_SHEEP, CORUN_LEVEL_L3) <
+                0.1 * sens_on(skx, CORUN_CLASS_RABBIT, CORUN_LEVEL_L3));
+    assert_true(sens_on(skx, CORUN_CLASS_COMPUTE, CORUN_LEVEL_L3) < 0.005);
+    /* Rabbits: the reference (16 MB) times 24.75/16. */
+    corun_profile_prior(CORUN_CLASS_RABBIT, CORUN_LEVEL_L3, NULL, &ref);
+    assert_true(fabs(sens_on(skx, CORUN_CLASS_RABBIT, CORUN_LEVEL_L3) - ref * 24.75 / 16) < 1e-9);
+    /* Sizes unknown: the reference geometry, as corun_profile_prior() says. */
+    for (int c = 0; c < CORUN_NCLASSES; c++) {
+        corun_profile_prior((enum corun_class)c, CORUN_LEVEL_L3, NULL, &ref);
+        assert_true(fabs(sens_on(nosize, (enum corun_class)c, CORUN_LEVEL_L3) - ref) < 1e-12);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_frequency_is_not_interference),
         cmocka_unit_test(test_learns_pair_interference),
         cmocka_unit_test(test_missing_counters),
+        cmocka_unit_test(test_cache_priors_follow_geometry),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
