@@ -68,7 +68,7 @@ struct corun_engine_opts {
     struct corun_clock clock;                 /* now_ns NULL: corun_clock_monotonic() */
     uint64_t interval_ns;                     /* 0: 1 s */
     uint64_t warmup_ns;                       /* no placement before this; 0: 2 intervals */
-    double move_cost;      /* predicted STP a moved task must gain; 0: 0.03; < 0: none */
+    double move_cost;      /* predicted STP a moved task must gain; 0: 0.01; < 0: none */
     unsigned max_moves;    /* per interval after the first plan; 0: a quarter of the tasks
                               per second of interval, at least 1 */
     uint64_t seed;
