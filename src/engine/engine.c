@@ -219,7 +219,6 @@ static void note_error(struct corun_engine *e, int err)
     e->st.last_error = err;
 }
 
-/* Pins task @t to dense CPU @cpu (-1: gives it back to the kernel). */
 /* NUMA node (domain index) of dense CPU @cpu, -1 none or unknown. */
 static int node_of(const struct corun_engine *e, int cpu)
 {
@@ -270,6 +269,7 @@ static void follow_memory(struct corun_engine *e, struct etask *t, int cpu, int 
     e->st.mem_moves++;
 }
 
+/* Pins task @t to dense CPU @cpu (-1: gives it back to the kernel). */
 static int move_task(struct corun_engine *e, struct etask *t, int cpu, uint64_t now)
 {
     struct corun_cpuset set = {0};
@@ -293,6 +293,10 @@ static int move_task(struct corun_engine *e, struct etask *t, int cpu, uint64_t 
         note_error(e, err);
         return err;
     }
+    /* Where its memory is, when nobody said: near where it ran until now
+     * (first touch), so that a change taken back does not move it. */
+    if (e->mem_follows && t->home < 0 && where >= 0)
+        t->home = node_of(e, where);
     /* Memory follows a change once it is kept: a change the outcome check
      * takes back must not drag memory there and back. */
     if (cpu >= 0 && e->trial && where >= 0)
@@ -520,14 +524,11 @@ struct plan_ctx {
 static double move_cost_of(const struct corun_engine *e, const struct plan_ctx *pc, unsigned k)
 {
     const struct etask *t = &e->tasks[pc->live[k]];
-    int to = node_of(e, pc->want[k]), from = mem_node(e, t, pc->cur[k]);
 
     if (pc->want[k] == pc->cur[k])
         return 0;
     return e->o.move_cost +
-           (e->mem_follows && !t->mem_stuck && to >= 0 && from >= 0 && to != from
-                ? e->o.mem_move_cost
-                : 0);
+           (must_follow(e, t, pc->want[k], pc->cur[k]) ? e->o.mem_move_cost : 0);
 }
 
 static unsigned find_root(unsigned *parent, unsigned a)
