@@ -242,6 +242,48 @@ static void test_move_cost_keeps_placement(void **state)
     corun_topo_free(t);
 }
 
+/* Four streamers started on node 0 of a two-node machine, their memory
+ * there. While memory stays where it was first touched, moving two to node
+ * 1 gains little (an L3 each) and they pay remote latency: their bandwidth
+ * still loads node 0. When memory follows its task, the same move halves
+ * the load on each node's memory, and corun makes it. */
+static void test_memory_follows(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:2 [numa] l3:1(size=8388608) core:4 pu:1");
+    struct corun_task_profile tk[4];
+    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk, .seed = 1, .move_cost = 0.01};
+    int cpu[4], spread[4] = {0, 1, 4, 5}, packed[4] = {0, 1, 2, 3};
+    double sp[4], gain;
+    unsigned on1 = 0;
+
+    for (unsigned i = 0; i < 4; i++) {
+        tk[i] = task(i, CORUN_CLASS_STREAMING);
+        tk[i].cpu = (int)i;
+        tk[i].home_known = true;
+        tk[i].home_node = 0;
+    }
+    gain = corun_policy_predict(&s, spread, sp) - corun_policy_predict(&s, packed, NULL);
+    assert_true(gain < 0.1);
+    assert_true(sp[2] < sp[0] && sp[3] < sp[1]); /* remote */
+
+    s.mem_follows = true;
+    s.mem_move_cost = 0.03;
+    gain = corun_policy_predict(&s, spread, sp) - corun_policy_predict(&s, packed, NULL);
+    assert_true(gain > 0.5);
+    assert_true(fabs(sp[2] - sp[0]) < 1e-9); /* local wherever it runs */
+    place("corun", &s, cpu);
+    for (unsigned i = 0; i < 4; i++)
+        on1 += corun_topo_cpu(t, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA] == 1;
+    assert_int_equal(on1, 2);
+    /* A move that would take memory along must pay for it: at a prohibitive
+     * cost, nobody leaves node 0. */
+    s.mem_move_cost = 10;
+    place("corun", &s, cpu);
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(corun_topo_cpu(t, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA], 0);
+    corun_topo_free(t);
+}
+
 /* Every policy, every fixture topology, several task counts: plans valid
  * (usable CPUs, distinct while tasks fit) and identical for equal inputs. */
 static void test_valid_and_deterministic(void **state)
@@ -348,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_corun_reaches_predicted_optimum),
         cmocka_unit_test(test_hybrid_capacity),
         cmocka_unit_test(test_move_cost_keeps_placement),
+        cmocka_unit_test(test_memory_follows),
         cmocka_unit_test(test_valid_and_deterministic),
         cmocka_unit_test(test_check_plan),
         cmocka_unit_test(test_predict_orderings),
