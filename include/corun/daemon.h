@@ -62,6 +62,9 @@ struct corun_daemon_config {
     double min_cpu_percent;
     bool include_pinned;
     char *root; /* root of /proc and /sys; NULL: "/" (tests) */
+    /* Appended: a process moved to another NUMA node has its memory moved
+     * after it (the actuator's move_memory, as numad does); default yes. */
+    bool mem_follow;
 };
 
 /* Fills @c with the defaults. 0 or -ENOMEM. Release with _release. */

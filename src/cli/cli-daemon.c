@@ -368,6 +368,7 @@ static int cmd_daemon(int argc, char **argv)
         OPT_PINNED,
         OPT_ADMIN,
         OPT_MAXMIG,
+        OPT_NOMEM,
         OPT_ROOT,
     };
     static const struct option opts[] = {
@@ -387,6 +388,7 @@ static int cmd_daemon(int argc, char **argv)
         {"journal-dir", required_argument, NULL, OPT_JOURNAL},
         {"admin-group", required_argument, NULL, OPT_ADMIN},
         {"max-migrations", required_argument, NULL, OPT_MAXMIG},
+        {"no-mem-follow", no_argument, NULL, OPT_NOMEM},
         {"root", required_argument, NULL, OPT_ROOT},
         {"foreground", no_argument, NULL, OPT_FG},
         {"help", no_argument, NULL, 'h'},
@@ -470,6 +472,9 @@ static int cmd_daemon(int argc, char **argv)
             o.opt = "--max-migrations";
             o.key = "max_migrations";
             break;
+        case OPT_NOMEM:
+            o = (struct override){"--no-mem-follow", "daemon", "mem_follow", "no"};
+            break;
         default:
             cli_usage(stderr, "daemon");
             return CLI_EXIT_USAGE;
@@ -498,5 +503,5 @@ CLI_COMMAND(daemon, cmd_daemon, "place running processes continuously; restore t
             "[--min-cpu PERCENT] [--include-pinned] [--interval SECONDS] [--policy P]\n"
             "[--actuator affinity|cpuset] [--sensor auto|perf|proc] [--socket PATH]\n"
             "[--journal-dir DIR] [--metrics FILE] [--admin-group GROUP] [--max-migrations N]\n"
-            "[--foreground]\n"
+            "[--no-mem-follow] [--foreground]\n"
             "corun daemon --check-config FILE\n")

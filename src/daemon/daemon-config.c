@@ -33,6 +33,7 @@ int corun_daemon_config_init(struct corun_daemon_config *c)
     c->max_migrations = 2;
     c->min_dwell = 3;
     c->confirm = 2;
+    c->mem_follow = true;
     c->history = 32;
     c->sample_min_cpu = 1;
     c->policy = strdup("corun");
@@ -247,6 +248,11 @@ static int set_daemon_key(struct corun_daemon_config *c, const char *key, const 
           : !strcmp(key, "min_dwell")    ? &c->min_dwell
           : !strcmp(key, "confirm")      ? &c->confirm
                                          : &c->history) = u;
+        return 0;
+    }
+    if (!strcmp(key, "mem_follow")) {
+        if (!parse_bool(v, &c->mem_follow))
+            return why_fmt(why, len, "mem_follow: '%s' is not yes or no", v);
         return 0;
     }
     if (!strcmp(key, "sample_min_cpu")) {

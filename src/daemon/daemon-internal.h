@@ -23,6 +23,8 @@ struct managed {
     char comm[CORUN_PROCSEL_COMM_LEN];
     unsigned nthreads;
     int last_cpu;             /* OS CPU it last ran on, from /proc */
+    int home;                 /* NUMA node (domain index) of its memory; -1 unknown */
+    bool mem_stuck;           /* its memory could not be moved: not tried again */
     double cpu_percent;       /* over the last interval */
     int sense_handle;         /* -1: not attached (yet: attached once busy) */
     unsigned attach_retry;    /* ticks before a refused attach is tried again */
@@ -75,6 +77,8 @@ struct corun_daemon {
     uint64_t started_ns, last_tick_ns, ticks;
     uint64_t tick_cost_ns; /* CPU time the last tick took */
     uint64_t migrations_total, restores_total;
+    uint64_t mem_moves_total; /* processes whose memory followed them to a node */
+    bool mem_refused;         /* the kernel refused a memory move for good (EPERM, ENOSYS) */
     uint64_t err_esrch, err_eperm, err_other;
     unsigned scan_errors;
 };

@@ -225,6 +225,7 @@ static int add_proc(struct corun_daemon *d, size_t at, const struct corun_proc_i
     m->pid = p->pid;
     m->start_ticks = p->start_ticks;
     m->placed = m->planned = -1;
+    m->home = -1;
     m->sense_handle = -1;
     m->dwell = d->cfg.min_dwell; /* never moved: free to move */
     m->prof.ipc = m->prof.freq_ratio = m->prof.llc_mpki = NAN;
@@ -324,6 +325,66 @@ static void explain(struct corun_daemon *d, size_t i, char *buf, size_t len)
         snprintf(buf + n, len - n, "; no managed neighbour shares a cache with it");
 }
 
+/* Whether memory may follow processes to another node here. */
+static bool mem_follows(const struct corun_daemon *d)
+{
+    return d->cfg.mem_follow && !d->mem_refused && d->act && d->act->move_memory &&
+           corun_topo_ndomains(d->topo, CORUN_LEVEL_NUMA) > 1;
+}
+
+/* NUMA node (domain index) of dense CPU @cpu, -1 unknown. */
+static int node_of(const struct corun_daemon *d, int cpu)
+{
+    return cpu >= 0 ? corun_topo_cpu(d->topo, (unsigned)cpu)->dom[CORUN_LEVEL_NUMA] : -1;
+}
+
+/* Node @m's memory is on: where it was when the daemon first moved it, or
+ * where it moved since; before that, near where it runs (first touch); -1
+ * unknown. */
+static int mem_node(const struct corun_daemon *d, const struct managed *m)
+{
+    if (m->home >= 0)
+        return m->home;
+    if (m->placed >= 0)
+        return node_of(d, m->placed);
+    return m->last_cpu >= 0 ? node_of(d, corun_topo_cpu_by_os(d->topo, (unsigned)m->last_cpu))
+                            : -1;
+}
+
+/*
+ * @m now runs on dense CPU @to, having had its memory on node @from: the
+ * memory follows it when that is another node (numad's practice). What
+ * happened goes to @note (for the migration record). Without the permission
+ * or the kernel support memory stops following for every process; another
+ * failure stops it for this one. Never the move's failure.
+ */
+static void follow_memory(struct corun_daemon *d, struct managed *m, int to, int from,
+                          char *note, size_t len)
+{
+    int node = node_of(d, to), err;
+
+    note[0] = '\0';
+    if (!mem_follows(d) || m->mem_stuck || node < 0 || from < 0 || node == from)
+        return;
+    err = d->act->move_memory(d->act_state, m->pid,
+                              (int)corun_topo_domain(d->topo, CORUN_LEVEL_NUMA, (unsigned)node)
+                                  ->os_index);
+    if (err) {
+        snprintf(note, len, "; memory stays on node %d: %s", from, corun_strerror(err));
+        if (err == -EPERM || err == -EACCES || err == -ENOSYS) {
+            d->mem_refused = true;
+            corun__warn("daemon: moving memory refused (%s): memory stays where it is from now on",
+                        corun_strerror(err));
+        } else {
+            m->mem_stuck = true;
+        }
+        return;
+    }
+    m->home = node;
+    d->mem_moves_total++;
+    snprintf(note, len, "; memory to node %d", node);
+}
+
 /* Applies a move of @m to dense CPU @to (-1: back to the kernel's choice). */
 static int move(struct corun_daemon *d, struct managed *m, int to)
 {
@@ -411,9 +472,12 @@ static int place_and_apply(struct corun_daemon *d)
             continue;
         }
         tasks[nact] = d->procs[i].prof;
+        tasks[nact].home_known = mem_node(d, &d->procs[i]) >= 0;
+        tasks[nact].home_node = tasks[nact].home_known ? (unsigned)mem_node(d, &d->procs[i]) : 0;
         idx[nact++] = i;
     }
-    snap = (struct corun_snapshot){.topo = d->topo, .ntasks = nact, .tasks = tasks, .seed = 1};
+    snap = (struct corun_snapshot){.topo = d->topo, .ntasks = nact, .tasks = tasks, .seed = 1,
+                                   .mem_follows = mem_follows(d), .mem_move_cost = 0.03};
     plan.ntasks = nact;
     err = nact ? d->policy->place(&snap, &plan) : 0;
     if (err) {
@@ -426,7 +490,8 @@ static int place_and_apply(struct corun_daemon *d)
         size_t i = idx[k];
         struct managed *m = &d->procs[i];
         int to = plan.cpu[k], from_os = m->placed >= 0 ? corun__daemon_os_cpu(d, m->placed) : -1;
-        char why[160];
+        int mem_from = mem_node(d, m);
+        char why[160], note[64] = "";
 
         if (m->denied)
             continue;
@@ -456,9 +521,14 @@ static int place_and_apply(struct corun_daemon *d)
             continue;
         }
         err = move(d, m, to);
+        /* Its memory stays where it was first touched unless it follows. */
+        if (!err && m->home < 0)
+            m->home = mem_from;
+        if (!err && to >= 0)
+            follow_memory(d, m, to, mem_from, note, sizeof(note));
         snprintf(why, sizeof(why),
-                 "policy '%s': predicted speed %.2f -> %.2f, planned on %u ticks in a row",
-                 d->policy->name, m->speed_now, m->speed_planned, m->planned_streak);
+                 "policy '%s': predicted speed %.2f -> %.2f, planned on %u ticks in a row%s",
+                 d->policy->name, m->speed_now, m->speed_planned, m->planned_streak, note);
         corun__daemon_record(d, m, from_os, to >= 0 ? corun__daemon_os_cpu(d, to) : -1, err, why);
         if (err == -ESRCH) {
             d->err_esrch++;

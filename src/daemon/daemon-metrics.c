@@ -81,6 +81,9 @@ static void write_all(FILE *f, const struct corun_daemon *d)
     metric_head(f, "corun_daemon_migrations_total", "counter",
                 "Processes moved to a new placement.");
     fprintf(f, "corun_daemon_migrations_total %llu\n", (unsigned long long)d->migrations_total);
+    metric_head(f, "corun_daemon_mem_moves_total", "counter",
+                "Processes whose memory followed them to another NUMA node.");
+    fprintf(f, "corun_daemon_mem_moves_total %llu\n", (unsigned long long)d->mem_moves_total);
     metric_head(f, "corun_daemon_restores_total", "counter",
                 "Processes given back their original affinity.");
     fprintf(f, "corun_daemon_restores_total %llu\n", (unsigned long long)d->restores_total);

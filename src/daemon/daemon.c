@@ -444,6 +444,7 @@ static void status(struct corun_daemon *d, const struct corun_ctl_peer *peer,
     kv_num(b, "uptime_s", (double)(corun__now_ns() - d->started_ns) / 1e9, true);
     kv_num(b, "managed", (double)d->nprocs, true);
     kv_num(b, "migrations_total", (double)d->migrations_total, true);
+    kv_num(b, "mem_moves_total", (double)d->mem_moves_total, true);
     kv_num(b, "errors_esrch", (double)d->err_esrch, true);
     kv_num(b, "errors_eperm", (double)d->err_eperm, true);
     kv_num(b, "tick_cpu_ms", (double)d->tick_cost_ns / 1e6, true);

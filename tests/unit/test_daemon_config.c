@@ -34,6 +34,7 @@ static void test_good_file(void **state)
     assert_int_equal(c.confirm, 3);
     assert_int_equal(c.history, 8);
     assert_true(c.sample_min_cpu == 0.5);
+    assert_false(c.mem_follow);
     assert_int_equal(c.ncomms, 2);
     assert_string_equal(c.comms[0], "python*");
     assert_string_equal(c.comms[1], "sleep");
@@ -68,6 +69,7 @@ static void test_defaults(void **state)
     assert_null(c.metrics_path);
     assert_false(c.has_admin_gid);
     assert_int_equal(c.ncomms, 0);
+    assert_true(c.mem_follow);
     corun_daemon_config_release(&c);
     corun_daemon_config_release(&c); /* twice is harmless */
 }
@@ -125,6 +127,9 @@ static void test_setter(void **state)
     assert_int_equal(
         corun_daemon_config_set(&c, "select", "include_pinned", "maybe", why, sizeof(why)),
         -EINVAL);
+    assert_int_equal(corun_daemon_config_set(&c, "daemon", "mem_follow", "maybe", why, sizeof(why)),
+                     -EINVAL);
+    assert_non_null(strstr(why, "mem_follow: 'maybe' is not yes or no"));
     assert_int_equal(corun_daemon_config_set(&c, "select", "cgroup", "batch", why, sizeof(why)),
                      -EINVAL);
     assert_int_equal(corun_daemon_config_set(&c, "select", "min_cpu", "-1", why, sizeof(why)),

@@ -5,7 +5,8 @@
  * a moved process dwells, the migration cap holds, a process that exits
  * between sample and act (ESRCH) is forgotten without stopping the tick, one
  * we may not touch (EPERM) is never retried, open opens one instance, restore_all gives everything
- * back, and the status shows each user only their own processes.
+ * back, the status shows each user only their own processes, and on two
+ * NUMA nodes a process moved to the other node has its memory moved after it.
  */
 #include "testutil.h"
 
@@ -27,6 +28,7 @@ struct fake_act {
     int last_cpu[200];
     int restore_calls[200];
     int fail[200]; /* -errno to return from apply for this pid */
+    int mem_calls[200], mem_node[200], mem_fail[200]; /* move_memory, likewise */
 };
 static struct fake_act act;
 
@@ -51,6 +53,14 @@ static int act_apply(void *state, pid_t pid, const struct corun_cpuset *cpus)
     assert_int_equal(corun_cpuset_count(cpus), 1);
     act.last_cpu[pid] = corun_cpuset_next(cpus, 0);
     return 0;
+}
+
+static int act_move_memory(void *state, pid_t pid, int node)
+{
+    assert_true(pid > 0 && pid < 200);
+    act.mem_calls[pid]++;
+    act.mem_node[pid] = node;
+    return act.mem_fail[pid];
 }
 
 static int act_restore(void *state, pid_t pid)
@@ -78,6 +88,7 @@ static const struct corun_act_ops fake_act_ops = {
     .restore = act_restore,
     .restore_all = act_restore_all,
     .close = act_close,
+    .move_memory = act_move_memory,
 };
 
 /* ---- a sensor counting steadily ------------------------------------------- */
@@ -134,10 +145,12 @@ static const struct corun_sense_ops fake_sense_ops = {
 
 static int want_cpu[200];
 static struct corun_daemon *cur_d; /* to map task ids (indexes) back to pids */
+static bool told_mem_follows;     /* what the last snapshot said */
 
 static int policy_place(const struct corun_snapshot *snap, struct corun_plan *plan)
 {
     assert_int_equal(plan->ntasks, snap->ntasks);
+    told_mem_follows = snap->mem_follows;
     for (unsigned i = 0; i < snap->ntasks; i++)
         plan->cpu[i] = want_cpu[cur_d->procs[snap->tasks[i].id].pid];
     return 0;
@@ -156,10 +169,10 @@ struct fx {
     struct corun_daemon *d;
 };
 
-static struct corun_daemon *open_daemon(struct fx *f, bool with_act)
+static struct corun_daemon *open_daemon_on(struct fx *f, bool with_act, const char *machine)
 {
     static char *comms[] = {"sleep", "python3", "my*"};
-    struct corun_topo_opts to = {.source = CORUN_TOPO_SYNTHETIC, .input = "pack:1 core:4 pu:1"};
+    struct corun_topo_opts to = {.source = CORUN_TOPO_SYNTHETIC, .input = machine};
     struct corun_daemon_config cfg;
     struct corun_daemon_parts parts = {0};
 
@@ -186,6 +199,11 @@ static struct corun_daemon *open_daemon(struct fx *f, bool with_act)
     cfg.ncomms = 0;
     corun_daemon_config_release(&cfg);
     return f->d;
+}
+
+static struct corun_daemon *open_daemon(struct fx *f, bool with_act)
+{
+    return open_daemon_on(f, with_act, "pack:1 core:4 pu:1");
 }
 
 static void tick(struct corun_daemon *d, int n)
@@ -279,6 +297,73 @@ static void test_hysteresis_cap_and_failures(void **state)
     assert_int_equal(find(d, 100)->placed, -1);
     close_fx(&f);
     assert_int_equal(act.closes, 1);
+}
+
+/* The last migration record of @pid, or NULL. */
+static const struct migration *last_record(struct corun_daemon *d, pid_t pid)
+{
+    const struct migration *r = NULL;
+
+    for (size_t k = 0; k < d->nhist; k++)
+        if (d->hist[k].pid == pid)
+            r = &d->hist[k];
+    return r;
+}
+
+/* Two nodes (CPUs 0-1 and 2-3). 100 last ran on CPU 1, 101 and 104 on CPU
+ * 2, 103 on CPU 3 (the recorded /proc): moving 100 to CPU 3 takes its memory
+ * to node 1; 101 and 103 stay on their node (no memory move); the kernel
+ * refuses 104's, which stops memory following for everyone, and the policy
+ * is told. */
+static void test_memory_follows(void **state)
+{
+    struct fx f;
+    struct corun_daemon *d = open_daemon_on(&f, true, "pack:2 [numa] core:2 pu:1");
+
+    memset(want_cpu, 0, sizeof(want_cpu));
+    want_cpu[100] = 3;
+    want_cpu[101] = 2;
+    want_cpu[103] = 2;
+    want_cpu[104] = 1;
+    act.mem_fail[104] = -EPERM;
+    tick(d, 1);
+    assert_true(told_mem_follows);
+    tick(d, 2); /* 100 and 101 move */
+    assert_int_equal(act.last_cpu[100], 3);
+    assert_int_equal(act.mem_calls[100], 1);
+    assert_int_equal(act.mem_node[100], 1);
+    assert_int_equal(act.mem_calls[101], 0);
+    assert_int_equal(d->mem_moves_total, 1);
+    assert_int_equal(find(d, 100)->home, 1);
+    assert_non_null(strstr(last_record(d, 100)->why, "; memory to node 1"));
+    tick(d, 3); /* 103 and 104 move; 104's memory may not */
+    assert_int_equal(act.mem_calls[103], 0);
+    assert_int_equal(act.mem_calls[104], 1);
+    assert_int_equal(act.last_cpu[104], 1); /* it moved all the same */
+    assert_int_equal(find(d, 104)->home, 1);
+    assert_non_null(strstr(last_record(d, 104)->why, "memory stays on node 1"));
+    assert_int_equal(d->mem_moves_total, 1);
+    tick(d, 4);
+    assert_false(told_mem_follows);
+    /* 100 back to node 0: no more memory moves are asked for. */
+    want_cpu[100] = 0;
+    for (int k = 5; k < 10; k++)
+        tick(d, k);
+    assert_int_equal(act.last_cpu[100], 0);
+    assert_int_equal(act.mem_calls[100], 1);
+    close_fx(&f);
+
+    /* mem_follow = no: never asked, the policy told so. */
+    d = open_daemon_on(&f, true, "pack:2 [numa] core:2 pu:1");
+    d->cfg.mem_follow = false;
+    memset(want_cpu, 0, sizeof(want_cpu));
+    want_cpu[100] = 3;
+    tick(d, 1);
+    tick(d, 2);
+    assert_int_equal(act.last_cpu[100], 3);
+    assert_int_equal(act.mem_calls[100], 0);
+    assert_false(told_mem_follows);
+    close_fx(&f);
 }
 
 static void test_min_dwell(void **state)
@@ -390,6 +475,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hysteresis_cap_and_failures),
         cmocka_unit_test(test_min_dwell),
+        cmocka_unit_test(test_memory_follows),
         cmocka_unit_test(test_observe_only_and_status),
     };
 
