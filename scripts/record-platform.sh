@@ -20,7 +20,8 @@ copy() {  # copy FILE... (absolute paths; missing or unreadable ones are skipped
 }
 
 copy /proc/cpuinfo /proc/cmdline /proc/mounts /proc/filesystems /proc/version \
-     /proc/sys/kernel/osrelease /proc/sys/kernel/perf_event_paranoid
+     /proc/sys/kernel/osrelease /proc/sys/kernel/perf_event_paranoid \
+     /proc/sys/kernel/numa_balancing /sys/devices/system/node/online
 cpu=/sys/devices/system/cpu
 copy $cpu/online $cpu/smt/control $cpu/smt/active $cpu/cpuidle/current_driver \
      $cpu/intel_pstate/no_turbo $cpu/intel_pstate/status $cpu/amd_pstate/status $cpu/cpufreq/boost

@@ -117,6 +117,17 @@ struct corun_platform_thp {
     char why[CORUN_PLATFORM_WHY]; /* why mode is unknown, or "" */
 };
 
+/* NUMA as corun uses it: the nodes a process's memory can move between,
+ * and whether the kernel moves pages by itself. */
+struct corun_platform_numa {
+    int nodes;                    /* online nodes (sys/devices/system/node/online); -1 unknown */
+    char online[64];              /* their list, "0-3"; "" unknown */
+    int balancing;                /* kernel.numa_balancing: 0 off, 1 on, 2 memory tiering,
+                                     3 both; -1 unknown */
+    char why[CORUN_PLATFORM_WHY]; /* why nodes is unknown, or "" */
+    char balancing_why[CORUN_PLATFORM_WHY]; /* why balancing is unknown, or "" */
+};
+
 struct corun_platform_pmu {
     enum corun_tri available;        /* a hardware counter opens for this process */
     char reason[CORUN_PLATFORM_WHY]; /* why not, why unknown, or how decided */
@@ -249,6 +260,7 @@ struct corun_platform {
     struct corun_platform_module *modules; /* sorted by name */
     char modules_why[CORUN_PLATFORM_WHY];
     struct corun_platform_firmware firmware;
+    struct corun_platform_numa numa; /* appended */
 };
 
 /*

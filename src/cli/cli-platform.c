@@ -114,6 +114,29 @@ static void print_tlb_wait(const struct corun_platform *p)
     printf("  %-16s %s\n", "idle driver", p->idle_driver[0] ? p->idle_driver : "none");
 }
 
+static void print_numa(const struct corun_platform_numa *n)
+{
+    static const char *const modes[] = {"off", "on", "memory tiering only", "on, with tiering"};
+
+    if (n->nodes < 0)
+        printf("  %-16s unknown — %s\n", "NUMA", n->why);
+    else if (n->nodes == 1)
+        printf("  %-16s 1 node (%s) — memory has nowhere to move: corun moves CPUs only\n", "NUMA",
+               n->online);
+    else
+        printf("  %-16s %d nodes (%s) — a process corun moves to another node takes its memory "
+               "along (migrate_pages; --no-mem-follow, mem_follow = no)\n",
+               "NUMA", n->nodes, n->online);
+    if (n->balancing < 0)
+        printf("  %-16s unknown — %s\n", "NUMA balancing", n->balancing_why);
+    else
+        printf("  %-16s %s (kernel.numa_balancing %d)%s\n", "NUMA balancing",
+               n->balancing < 4 ? modes[n->balancing] : "on", n->balancing,
+               n->balancing && n->nodes > 1 ? ": the kernel also moves pages toward the CPUs "
+                                              "that touch them"
+                                            : "");
+}
+
 static void print_memory(const struct corun_platform *p)
 {
     const struct corun_platform_thp *t = &p->thp;
@@ -152,6 +175,7 @@ static void print_memory(const struct corun_platform *p)
         printf("  %-16s defrag %s, shmem %s, PMD size %llu KiB\n", "THP",
                t->defrag[0] ? t->defrag : "?", t->shmem[0] ? t->shmem : "?",
                (unsigned long long)t->pmd_size_kb);
+    print_numa(&p->numa);
 }
 
 static void print_counters(const struct corun_platform *p)

@@ -145,6 +145,12 @@ static void memory(struct json *j, const struct corun_platform *p)
     jstr(j, "shmem", t->shmem, t->why);
     jint(j, "pmd_size_kb", t->pmd_size_kb ? (long long)t->pmd_size_kb : -1, t->why);
     json_obj_end(j);
+    json_key(j, "numa");
+    json_obj_begin(j);
+    jint(j, "nodes", p->numa.nodes, p->numa.why);
+    jstr(j, "online", p->numa.online, p->numa.why);
+    jint(j, "balancing", p->numa.balancing, p->numa.balancing_why);
+    json_obj_end(j);
 }
 
 static void pmu_rdt(struct json *j, const struct corun_platform *p)

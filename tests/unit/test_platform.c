@@ -74,6 +74,10 @@ static void test_kvm_guest(void **state)
     assert_int_equal(p->smt.enabled, CORUN_TRI_NO);
     assert_int_equal(p->smt.present, CORUN_TRI_NO);
     assert_string_equal(p->smt.control, "notsupported");
+    /* One node, the kernel's balancing off (as this machine reads). */
+    assert_int_equal(p->numa.nodes, 1);
+    assert_string_equal(p->numa.online, "0");
+    assert_int_equal(p->numa.balancing, 0);
     assert_int_equal(p->pcid.cpu, CORUN_TRI_YES);
     assert_int_equal(p->pcid.kernel, CORUN_TRI_YES);
     assert_int_equal(p->invpcid.cpu, CORUN_TRI_YES);
@@ -411,7 +415,41 @@ static void test_empty_tree(void **state)
     assert_true(p->kernel.pti_why[0]);
     assert_false(p->firmware.present);
     assert_null(p->wait_strategy);
+    assert_int_equal(p->numa.nodes, -1);
+    assert_true(has(p->numa.why, "CONFIG_NUMA"));
+    assert_int_equal(p->numa.balancing, -1);
+    assert_true(has(p->numa.balancing_why, "CONFIG_NUMA_BALANCING"));
     corun_platform_free(p);
+
+    /* Four nodes with the kernel's balancing on; then files that say
+     * nothing usable. */
+    {
+        char cmd[512];
+        struct corun_platform *q;
+
+        snprintf(cmd, sizeof(cmd),
+                 "mkdir -p %s/sys/devices/system/node %s/proc/sys/kernel && "
+                 "echo 0-3 > %s/sys/devices/system/node/online && "
+                 "echo 1 > %s/proc/sys/kernel/numa_balancing",
+                 dir, dir, dir, dir);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(corun_platform_probe(&o, &q), 0);
+        assert_int_equal(q->numa.nodes, 4);
+        assert_string_equal(q->numa.online, "0-3");
+        assert_int_equal(q->numa.balancing, 1);
+        corun_platform_free(q);
+        snprintf(cmd, sizeof(cmd),
+                 "echo > %s/sys/devices/system/node/online && "
+                 "echo on > %s/proc/sys/kernel/numa_balancing",
+                 dir, dir);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(corun_platform_probe(&o, &q), 0);
+        assert_int_equal(q->numa.nodes, -1);
+        assert_true(has(q->numa.why, "no node list"));
+        assert_int_equal(q->numa.balancing, -1);
+        assert_true(has(q->numa.balancing_why, "no number"));
+        corun_platform_free(q);
+    }
     remove_tree(dir);
 
     o.root = "/nonexistent/corun";
