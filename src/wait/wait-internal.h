@@ -52,6 +52,11 @@
 #define CORUN__MUTEX_SLEEPERS 2u /* a waiter may sleep in FUTEX_WAIT on the word */
 #define CORUN__MUTEX_AWAKE    4u /* a waiter is awake to retry: unlock need not wake one */
 #define CORUN__MUTEX_STARVING 8u /* reserved for a waiter that waited too long */
+/* Bits 8-15 count the waiters that went to sleep (mod 256) while SLEEPERS
+ * is set: so that an unlock that clears SLEEPERS by comparing the word with
+ * what it wrote cannot miss a sleeper that queued in between (ABA). */
+#define CORUN__MUTEX_SEQ_ONE  0x100u
+#define CORUN__MUTEX_SEQ_MASK 0xff00u
 
 /* One wait strategy (one backend file). */
 struct corun__wait_ops {

@@ -2,7 +2,7 @@
  * wait-mutex.c — corun_mutex and corun_cond on top of the wait strategy and
  * futex.
  *
- * The mutex is one futex word of four bits:
+ * The mutex is one futex word of four bits and a count:
  *   LOCKED    held.
  *   SLEEPERS  a waiter may be asleep in FUTEX_WAIT on the word (sticky: set
  *             by each sleeper, cleared only by an unlock whose FUTEX_WAKE
@@ -15,6 +15,9 @@
  *             an EAGAIN) clears it when it takes the lock or goes to sleep.
  *   STARVING  a waiter has waited longer than CORUN__MUTEX_STARVE_TICKS
  *             (about 1 ms): the lock is reserved for it.
+ *   SEQ       bits 8-15: each waiter that goes to sleep adds one (mod 256);
+ *             cleared with SLEEPERS. It makes "the word has not changed"
+ *             mean "nobody went to sleep" (below).
  * Uncontended, lock is one CAS 0 -> LOCKED and unlock one CAS LOCKED -> 0.
  * A waiter watches the word with the wait strategy (UMWAIT, MWAITX or PAUSE
  * backoff) for about a microsecond, then sleeps on it; running threads may
@@ -53,9 +56,19 @@
  *     above for the lock's owner.
  *   - STARVING set: the unlock wakes every sleeper (the starving waiter may
  *     be any of them); the others find the lock reserved and sleep again.
- * SLEEPERS is cleared only by the unlock whose FUTEX_WAKE woke nobody, and
- * only if the word has not changed since its RMW: nobody can have queued in
- * between, since every sleeper's v has LOCKED or STARVING set. A woken
+ * SLEEPERS is cleared only by an unlock whose FUTEX_WAKE woke nobody: if the
+ * word is as its RMW left it, or else if the lock is free and a second
+ * FUTEX_WAKE finds nobody either. The first needs SEQ: the word can go
+ * through LOCKED and back to the same value while a waiter queues (a locker
+ * keeps the token the unlock set for nobody, a waiter sleeps trusting it,
+ * the locker's unlock wakes nobody as AWAKE is set), and without the count
+ * the flags were dropped with that waiter asleep for good: test_wait's
+ * producer/consumer drill hung about once in fifty runs under
+ * ThreadSanitizer. The second holds because every sleeper slept on a held or
+ * reserved word: one that has not reached the kernel finds a free word
+ * changed. Until then that unlock is the token's holder: it drops the token
+ * where the lock is held or reserved (the owner's unlock then wakes a
+ * sleeper) and wakes a sleeper itself where the lock is free. A woken
  * waiter takes the lock with SLEEPERS set, as it cannot know whether others
  * sleep: its unlock then makes one FUTEX_WAKE that may find nobody.
  *
@@ -106,6 +119,8 @@ enum {
     SLEEPERS = CORUN__MUTEX_SLEEPERS,
     AWAKE = CORUN__MUTEX_AWAKE,
     STARVING = CORUN__MUTEX_STARVING,
+    SEQ_ONE = CORUN__MUTEX_SEQ_ONE,
+    SEQ = CORUN__MUTEX_SEQ_MASK,
 };
 
 #ifdef CORUN_WAIT_DEBUG
@@ -271,7 +286,8 @@ static void lock_slow(struct corun_mutex *m)
          * unlock wakes somebody; anyone else leaves it to its holder, who
          * is awake and will wake the next one (see the top of the file).
          */
-        v = c | SLEEPERS;
+        v = (c | SLEEPERS) & ~SEQ;
+        v |= (c + SEQ_ONE) & SEQ; /* one more sleeper: see unlock_slow() */
         if (token)
             v &= ~AWAKE;
         if (!cas(m, &c, v, __ATOMIC_RELAXED))
@@ -336,12 +352,29 @@ static void unlock_slow(struct corun_mutex *m, uint32_t c)
     if (!wake || corun__futex_wake(&m->state, wake) > 0)
         return;
     /*
-     * Nobody to hand the token to. If the word changed meanwhile, somebody
-     * took the lock and the sleepers may be real: keep SLEEPERS, but drop
-     * the token all the same, as nobody holds it.
+     * Nobody was asleep in the kernel to take the token we set: it is ours
+     * to get rid of, and until we do, a waiter may have gone to sleep
+     * trusting it (a value with AWAKE set), while a locker kept it and its
+     * unlock woke nobody. Word unchanged (the sleep count proves nobody
+     * queued meanwhile): the sleepers announced are on their way in and will
+     * find the word changed; drop the flags. Otherwise, as the token's
+     * holder leaving: with the lock held or reserved, drop the token (that
+     * unlock will wake a sleeper); with the lock free and sleepers
+     * announced, wake one to hold it, or if the kernel has nobody, drop the
+     * flags as above. Anyone already asleep slept on a held or reserved
+     * word, so a FUTEX_WAKE that finds nobody proves there is nobody.
      */
-    if (!cas(m, &v, v & ~(SLEEPERS | AWAKE), __ATOMIC_RELAXED))
-        __atomic_fetch_and(&m->state, ~(uint32_t)AWAKE, __ATOMIC_RELAXED);
+    c = v;
+    for (;;) {
+        if (c == v || (!(c & (LOCKED | STARVING)) && (c & SLEEPERS))) {
+            if (c != v && corun__futex_wake(&m->state, 1) > 0)
+                return;
+            if (cas(m, &c, c & ~(SLEEPERS | AWAKE | SEQ), __ATOMIC_RELAXED))
+                return;
+        } else if (!(c & AWAKE) || cas(m, &c, c & ~AWAKE, __ATOMIC_RELAXED)) {
+            return;
+        }
+    }
 }
 
 void corun_mutex_unlock(struct corun_mutex *m)
