@@ -10,7 +10,7 @@
  * memory node and, for an L2, the same L3). The victim's extra run time
  * from sharing is speed apart / speed sharing - 1. The model it is fitted
  * to is the predictor's for one aggressor:
- *     sens_v * phi(press_a),  phi(p) = (p / (1 + p))^2,
+ *     sens_v * phi(press_a),  phi(p) = p / (1 + p),
  *     sens_v = full_v * (exp(-P / ws_v) - exp(-(P + C) / ws_v))
  * with press_a the aggressor class's L3 pressure prior, C the shared cache
  * and P the private cache below it (32 KB of L1 under a shared L2; a core's
@@ -155,7 +155,7 @@ static void measure(const char *name, const struct corun_topo *t, const struct c
 
 static double phi(double p)
 {
-    return p * p / ((1 + p) * (1 + p));
+    return p / (1 + p);
 }
 
 /* The feature of geometry @g for victim @v and aggressor pressure @pa: the

@@ -69,7 +69,7 @@ struct corun_profiler {
 
 static double phi(unsigned li, double p)
 {
-    return (li == 1 || li == 2) ? p * p / ((1.0 + p) * (1.0 + p)) : p;
+    return (li == 1 || li == 2) ? p / (1.0 + p) : p;
 }
 
 int corun_profiler_new(const struct corun_topo *topo, const struct corun_profile_opts *opts,

@@ -95,22 +95,25 @@ void corun__pm_release(struct corun__pm *pm);
 static inline double corun__pm_dmg(unsigned li, double p, double sc);
 
 /* phi_l: how neighbour pressure P at level index @li turns into damage.
- * Caches: the share a victim loses, P/(1+P) (shares go by insertion rate),
- * squared: misses grow exponentially as a working set loses its cache, so
- * losing half of a big cache costs far less than half of losing it all. */
+ * Caches: the share a victim loses, P/(1+P) (shares go by insertion rate).
+ * It was squared (losing half of a big cache costing less than half of
+ * losing it all), but the simulator's victim/aggressor slowdowns say
+ * otherwise: fit-cache-prior's residuals fall from 0.04-0.07 to 0.01-0.02
+ * for rabbits and chasers with the share itself, and bench/policies
+ * measured better (docs/internals/policy.md). */
 static inline double corun__pm_phi(unsigned li, double p)
 {
     /* Core (pipeline) and memory domain add up; caches saturate: one can
      * lose at most the whole cache. */
     if (li == 1 || li == 2)
-        return p * p / ((1.0 + p) * (1.0 + p));
+        return p / (1.0 + p);
     return p;
 }
 
 static inline double corun__pm_dmg(unsigned li, double p, double sc)
 {
     if (li == 1 || li == 2)
-        return sc * p * p / ((1.0 + p) * (1.0 + p));
+        return sc * p / (1.0 + p);
     return sc * p;
 }
 
