@@ -691,7 +691,10 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
         goto out_free;
     pc.snap = (struct corun_snapshot){.topo = e->o.topo, .ntasks = m, .tasks = pc.prof,
                                       .seed = e->o.seed ^ (0x9e3779b97f4a7c15ull * (e->round + 1)),
-                                      .round = e->round, .move_cost = e->o.move_cost,
+                                      .round = e->round,
+                                      /* The first plan has no placement of
+                                       * ours to hold to: the kernel's. */
+                                      .move_cost = e->round ? e->o.move_cost : 0,
                                       .mem_follows = e->mem_follows,
                                       .mem_move_cost = e->o.mem_move_cost};
     plan = (struct corun_plan){.ntasks = m, .cpu = pc.want};
