@@ -74,6 +74,7 @@ struct corun__pm {
 };
 
 int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap);
+void corun__pm_release(struct corun__pm *pm);
 
 /* What moving task @t from CPU @from to CPU @to costs in the objective:
  * @mc per task moved, and pm->mmc more when its memory must follow it to
@@ -88,7 +89,6 @@ static inline double corun__pm_move_cost(const struct corun__pm *pm, unsigned t,
         return mc + pm->mmc;
     return mc;
 }
-void corun__pm_release(struct corun__pm *pm);
 
 /* Damage at level index @li from neighbour pressure @p with the domain's
  * weight @sc (corun__share_dom): inside phi for memory, outside for caches. */
@@ -135,7 +135,6 @@ static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, co
         x += row[k] * (csum[k] - (k == pm->cls[i] ? own_mp : 0));
     return x > 0 ? pm->ms[i] * x : 0;
 }
-
 
 /* Memory domain whose pressure task @i feels and adds to on CPU @c: its
  * home when known, else the CPU's. */
