@@ -57,7 +57,7 @@ void batch_print(FILE *f, const struct batch *b)
     if (b->replacements)
         fprintf(f, ", %u re-placements", b->replacements);
     if (b->mem_moves)
-        fprintf(f, ", memory moved after %u", b->mem_moves);
+        fprintf(f, ", %u memory move%s", b->mem_moves, b->mem_moves == 1 ? "" : "s");
     if (b->unpinned)
         fprintf(f, ", %u unpinned (their CPU was contended)", b->unpinned);
     if (b->placement_errors)
