@@ -31,12 +31,10 @@
 #include "corun/profile.h"
 #include "corun/sim.h"
 #include "corun/topo.h"
+#include "victim-speed.h"
 
-#define NCLS 5
 #define MAXG 64
 
-static const int sim_cls[NCLS] = {CORUN_SIM_COMPUTE_INT, CORUN_SIM_SHEEP, CORUN_SIM_RABBIT,
-                                  CORUN_SIM_CHASING, CORUN_SIM_STREAMING};
 static const char *const cls_name[NCLS] = {"compute", "sheep", "rabbit", "chasing", "streaming"};
 static const double ws_grid[] = {0.25, 0.35, 0.5, 0.75, 1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64};
 
@@ -51,32 +49,6 @@ struct geom {
 
 static struct geom geoms[MAXG];
 static unsigned ngeoms;
-
-static double victim_speed(const struct corun_topo *t, const struct corun_sim_machine *m, int v,
-                           int a, int cpu0, int cpu1)
-{
-    struct corun_sim_task task[2];
-    struct corun_sim_result r;
-    struct corun_sim *sim;
-    int place[2] = {cpu0, cpu1};
-    double s = -1;
-
-    memset(task, 0, sizeof(task));
-    for (int i = 0; i < 2; i++) {
-        task[i].cls = sim_cls[i ? a : v];
-        task[i].nphases = 1;
-        corun_sim_class_preset(task[i].cls, &task[i].phase[0]);
-        snprintf(task[i].name, sizeof(task[i].name), "t%d", i);
-    }
-    if (corun_sim_create(t, m, task, 2, 1, &sim))
-        return -1;
-    if (!corun_sim_place(sim, place) && !corun_sim_step(sim, 1.0) && !corun_sim_result(sim, &r)) {
-        s = r.tasks[0].speedup;
-        corun_sim_result_release(&r);
-    }
-    corun_sim_free(sim);
-    return s;
-}
 
 static double mb(uint64_t bytes)
 {

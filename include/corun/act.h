@@ -89,6 +89,14 @@ CORUN_API extern const struct corun_act_ops corun_act_affinity;
 CORUN_API extern const struct corun_act_ops corun_act_cpuset;
 CORUN_API extern const struct corun_act_ops corun_act_dryrun;
 
+/*
+ * corun_act_move_refused() - whether @err, from move_memory, would come back
+ * for any process: no permission (-EPERM, -EACCES) or no NUMA support
+ * (-ENOSYS). Callers then stop moving memory altogether; after another error
+ * they stop only for that process.
+ */
+CORUN_API bool corun_act_move_refused(int err);
+
 /* The library's backend named @name ("affinity", "cpuset", "dryrun"), or NULL. */
 CORUN_API const struct corun_act_ops *corun_act_find(const char *name);
 

@@ -499,6 +499,11 @@ int corun__act_note_applied(struct corun__act_base *b, struct corun__act_proc *p
     return b->journal_dir ? corun_journal_write(b->journal_dir, &p->orig) : 0;
 }
 
+bool corun_act_move_refused(int err)
+{
+    return err == -EPERM || err == -EACCES || err == -ENOSYS;
+}
+
 /* Nodes as migrate_pages(2) takes them: a bitmask of unsigned longs. */
 #define NODE_BITS 1024
 #define NODE_WORDS (NODE_BITS / (8 * sizeof(unsigned long)))

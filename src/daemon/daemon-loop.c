@@ -371,7 +371,7 @@ static void follow_memory(struct corun_daemon *d, struct managed *m, int to, int
                                   ->os_index);
     if (err) {
         snprintf(note, len, "; memory stays on node %d: %s", from, corun_strerror(err));
-        if (err == -EPERM || err == -EACCES || err == -ENOSYS) {
+        if (corun_act_move_refused(err)) {
             d->mem_refused = true;
             corun__warn("daemon: moving memory refused (%s): memory stays where it is from now on",
                         corun_strerror(err));

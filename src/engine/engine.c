@@ -259,7 +259,7 @@ static void follow_memory(struct corun_engine *e, struct etask *t, int cpu, int 
                                                        (unsigned)to)->os_index);
     if (err) {
         note_error(e, err);
-        if (err == -EPERM || err == -EACCES || err == -ENOSYS)
+        if (corun_act_move_refused(err))
             e->mem_follows = false;
         else
             t->mem_stuck = true;

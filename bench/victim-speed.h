@@ -1,0 +1,49 @@
+/*
+ * victim-speed.h — what the prior-fitting benchmarks (fit-core-pair,
+ * fit-cache-prior) measure: the speed of one class-midpoint task beside one
+ * other on an otherwise idle simulated machine.
+ */
+#ifndef CORUN_BENCH_VICTIM_SPEED_H
+#define CORUN_BENCH_VICTIM_SPEED_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "corun/sim.h"
+#include "corun/topo.h"
+
+#define NCLS 5
+
+/* The simulator's class standing for each corun class, in corun's order. */
+static const int sim_cls[NCLS] = {CORUN_SIM_COMPUTE_INT, CORUN_SIM_SHEEP, CORUN_SIM_RABBIT,
+                                  CORUN_SIM_CHASING, CORUN_SIM_STREAMING};
+
+/* Speed (over alone) of a task of class @v, the victim, on CPU @cpu0 beside
+ * one of class @a on CPU @cpu1, after a simulated second; -1 on failure. */
+static double victim_speed(const struct corun_topo *t, const struct corun_sim_machine *m, int v,
+                           int a, int cpu0, int cpu1)
+{
+    struct corun_sim_task task[2];
+    struct corun_sim_result r;
+    struct corun_sim *sim;
+    int place[2] = {cpu0, cpu1};
+    double s = -1;
+
+    memset(task, 0, sizeof(task));
+    for (int i = 0; i < 2; i++) {
+        task[i].cls = sim_cls[i ? a : v];
+        task[i].nphases = 1;
+        corun_sim_class_preset(task[i].cls, &task[i].phase[0]);
+        snprintf(task[i].name, sizeof(task[i].name), "t%d", i);
+    }
+    if (corun_sim_create(t, m, task, 2, 1, &sim))
+        return -1;
+    if (!corun_sim_place(sim, place) && !corun_sim_step(sim, 1.0) && !corun_sim_result(sim, &r)) {
+        s = r.tasks[0].speedup;
+        corun_sim_result_release(&r);
+    }
+    corun_sim_free(sim);
+    return s;
+}
+
+#endif
