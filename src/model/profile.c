@@ -378,7 +378,7 @@ static void press_grad(struct corun_profiler *p, const struct slot *s, const str
             others = ls->sum[li][d] - pr / ls->cnt[ob->cpu];
             others = others > 0 ? others : 0;
             /* d phi / d others, as features() weighs it. */
-            dfdo = (li == 1 || li == 2) ? sc * 2 * others / pow(1 + others, 3) : sc;
+            dfdo = (li == 1 || li == 2) ? sc / ((1 + others) * (1 + others)) : sc;
         }
         for (unsigned j = 0; j < ls->n && taught < LESSON_MAX; j++) {
             const struct corun_profile_obs *oj = &ls->obs[j];
