@@ -1,0 +1,233 @@
+/*
+ * predict-vs-sim.c — how the corun policy's predictor ranks its own final
+ * placement against the oracle's, beside the simulator's ground truth: the
+ * diagnosis of a case where corun captures little of what the oracle gains.
+ *
+ * It runs the engine with the corun policy on a random mix as
+ * corun_sim_run_policy() does (tasks start where the kernel puts them,
+ * counters only, 10 simulated seconds), takes the profiles the engine
+ * learned and where it left the tasks, asks the oracle for its placement,
+ * then evaluates both with corun_policy_predict() and in a fresh simulation.
+ * Per learned class it prints the summed speeds, true and predicted, of
+ * both placements; with -v, every task.
+ *
+ * Usage: predict-vs-sim MACHINE NTASKS MIXSEED [RUNSEED] [-v]
+ * (MACHINE: a topology XML or a simulator preset; the mix is
+ * `random:NTASKS:MIXSEED` of corun sim). The last line is JSON.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corun/engine.h"
+#include "corun/policy.h"
+#include "corun/profile.h"
+#include "corun/sim.h"
+#include "corun/topo.h"
+
+static uint64_t sim_now(void *ctx)
+{
+    return (uint64_t)llround(corun_sim_now_s(ctx) * 1e9);
+}
+
+static int sim_wait(void *ctx, uint64_t t_ns)
+{
+    double d = (double)t_ns / 1e9 - corun_sim_now_s(ctx);
+
+    return d > 0 ? corun_sim_step(ctx, d) : 0;
+}
+
+/* STP of placement @cpu in a fresh simulation after 2 s; speeds to @sp. */
+static double truth(const struct corun_topo *t, const struct corun_sim_machine *m,
+                    const struct corun_sim_task *tk, unsigned n, const int *cpu, double *sp)
+{
+    struct corun_sim *s;
+    struct corun_sim_result r;
+    double stp = NAN;
+
+    if (corun_sim_create(t, m, tk, n, 1, &s))
+        return NAN;
+    if (!corun_sim_place(s, cpu) && !corun_sim_step(s, 2.0) && !corun_sim_result(s, &r)) {
+        stp = r.stp;
+        for (unsigned i = 0; i < n; i++)
+            sp[i] = r.tasks[i].speedup;
+        corun_sim_result_release(&r);
+    }
+    corun_sim_free(s);
+    return stp;
+}
+
+/* Runs the engine with the corun policy; the learned profiles (cpu: where
+ * it left each task) to @pr. 0 or -errno. */
+static int run_corun(const struct corun_topo *t, const struct corun_sim_machine *m,
+                     const struct corun_sim_task *tk, unsigned n, uint64_t seed,
+                     struct corun_task_profile *pr)
+{
+    struct corun_sense_opts so = {0};
+    struct corun_act_opts ao = {0};
+    struct corun_engine_opts eo = {0};
+    struct corun_engine *e = NULL;
+    struct corun_sim *sim;
+    void *sense = NULL, *act = NULL;
+    int *cpu = malloc(n * sizeof(*cpu)), err;
+
+    if (!cpu)
+        return -1;
+    err = corun_sim_create(t, m, tk, n, seed, &sim);
+    if (err) {
+        free(cpu);
+        return err;
+    }
+    for (unsigned i = 0; i < n; i++)
+        cpu[i] = -1;
+    corun_sim_baseline_place(t, n, seed, cpu);
+    so.backend_cfg = ao.backend_cfg = sim;
+    if ((err = corun_sim_place(sim, cpu)) || (err = corun_sense_sim_ops.open(&so, &sense)) ||
+        (err = corun_act_sim_ops.open(&ao, &act)))
+        goto out;
+    eo.topo = t;
+    eo.policy = corun_policy_find("corun");
+    eo.sense = &corun_sense_sim_ops;
+    eo.sense_state = sense;
+    eo.act = &corun_act_sim_ops;
+    eo.act_state = act;
+    eo.clock = (struct corun_clock){.now_ns = sim_now, .wait_until = sim_wait, .ctx = sim};
+    eo.interval_ns = 250000000;
+    eo.warmup_ns = 500000000;
+    eo.seed = seed;
+    if ((err = corun_engine_new(&eo, &e)))
+        goto out;
+    for (unsigned i = 0; i < n && !err; i++) {
+        struct corun_engine_task et = {
+            .target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN, .weight = 1.0};
+
+        if (!(err = corun_engine_add(e, &et, NULL)) &&
+            !(err = corun_engine_set_home(e, i,
+                                          corun_topo_cpu(t, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA])))
+            err = corun_engine_set_cpu(e, i, cpu[i]);
+    }
+    if (!err)
+        err = corun_engine_run(e, 10000000000ull, NULL);
+    for (unsigned i = 0; i < n && !err; i++)
+        err = corun_engine_profile(e, i, &pr[i]);
+out:
+    corun_engine_free(e);
+    if (sense)
+        corun_sense_sim_ops.close(sense);
+    if (act)
+        corun_act_sim_ops.close(act);
+    corun_sim_free(sim);
+    free(cpu);
+    return err;
+}
+
+int main(int argc, char **argv)
+{
+    struct corun_topo_opts o = {0};
+    struct corun_topo *t;
+    struct corun_sim_machine m;
+    struct corun_sim_workload *w;
+    struct corun_sim *os;
+    struct corun_task_profile *pr;
+    const char *syn;
+    bool verbose = argc > 5 && !strcmp(argv[5], "-v");
+    unsigned n;
+    uint64_t rs;
+    int *cpu, *ocpu;
+    double *pc, *po, *tc, *to, PC, PO, TC, TO, agg[CORUN_NCLASSES + 1][5] = {{0}};
+
+    if (argc < 4 || argc > 6 || (argc == 6 && !verbose)) {
+        fprintf(stderr, "usage: predict-vs-sim MACHINE NTASKS MIXSEED [RUNSEED] [-v]\n");
+        return 2;
+    }
+    if (strstr(argv[1], ".xml")) {
+        o.source = CORUN_TOPO_XML;
+        o.input = argv[1];
+    } else if (!corun_sim_machine_preset(argv[1], &m, &syn)) {
+        o.source = CORUN_TOPO_SYNTHETIC;
+        o.input = syn;
+    } else {
+        fprintf(stderr, "predict-vs-sim: %s: not an XML file nor a preset\n", argv[1]);
+        return 2;
+    }
+    if (corun_topo_load(&o, &t)) {
+        fprintf(stderr, "predict-vs-sim: %s: cannot load the topology\n", argv[1]);
+        return 2;
+    }
+    if (o.source == CORUN_TOPO_XML)
+        corun_sim_machine_defaults(t, &m);
+    n = (unsigned)atoi(argv[2]);
+    rs = argc > 4 && argv[4][0] != '-' ? strtoull(argv[4], NULL, 0) : 1;
+    if (corun_sim_workload_random(n, strtoull(argv[3], NULL, 0), &w)) {
+        fprintf(stderr, "predict-vs-sim: bad task count %s\n", argv[2]);
+        return 2;
+    }
+    cpu = malloc(n * sizeof(*cpu));
+    ocpu = malloc(n * sizeof(*ocpu));
+    pr = calloc(n, sizeof(*pr));
+    pc = calloc(n, sizeof(double));
+    po = calloc(n, sizeof(double));
+    tc = calloc(n, sizeof(double));
+    to = calloc(n, sizeof(double));
+    if (!cpu || !ocpu || !pr || !pc || !po || !tc || !to)
+        return 1;
+    if (run_corun(t, &m, w->tasks, n, rs, pr)) {
+        fprintf(stderr, "predict-vs-sim: the engine failed\n");
+        return 1;
+    }
+    for (unsigned i = 0; i < n; i++)
+        cpu[i] = pr[i].cpu;
+    if (corun_sim_create(t, &m, w->tasks, n, rs, &os) ||
+        corun_sim_ref_place(os, CORUN_SIM_REF_ORACLE, rs, ocpu, NULL)) {
+        fprintf(stderr, "predict-vs-sim: no oracle placement\n");
+        return 1;
+    }
+    corun_sim_free(os);
+    {
+        struct corun_snapshot snap = {
+            .topo = t, .ntasks = n, .tasks = pr, .seed = rs, .mem_follows = true};
+
+        PC = corun_policy_predict(&snap, cpu, pc);
+        PO = corun_policy_predict(&snap, ocpu, po);
+    }
+    TC = truth(t, &m, w->tasks, n, cpu, tc);
+    TO = truth(t, &m, w->tasks, n, ocpu, to);
+    printf("STP        corun  oracle  oracle/corun\n");
+    printf("simulated %6.3f %7.3f  %+6.2f%%\n", TC, TO, (TO / TC - 1) * 100);
+    printf("predicted %6.3f %7.3f  %+6.2f%%\n", PC, PO, (PO / PC - 1) * 100);
+    for (unsigned i = 0; i < n; i++) {
+        unsigned c = (unsigned)pr[i].cls < CORUN_NCLASSES ? (unsigned)pr[i].cls : CORUN_NCLASSES;
+
+        agg[c][0]++;
+        agg[c][1] += tc[i];
+        agg[c][2] += to[i];
+        agg[c][3] += pc[i];
+        agg[c][4] += po[i];
+    }
+    printf("\n%-10s %3s  %9s %9s  %9s %9s  (summed speeds; learned class)\n", "class", "n",
+           "sim.corun", "sim.orcl", "pred.corun", "pred.orcl");
+    for (unsigned c = 0; c <= CORUN_NCLASSES; c++)
+        if (agg[c][0] > 0)
+            printf("%-10s %3.0f  %9.3f %9.3f  %9.3f %9.3f\n",
+                   corun_class_name(c < CORUN_NCLASSES ? (enum corun_class)c : CORUN_CLASS_UNKNOWN),
+                   agg[c][0], agg[c][1], agg[c][2], agg[c][3], agg[c][4]);
+    if (verbose)
+        for (unsigned i = 0; i < n; i++)
+            printf("%3u %-16s %-9s cpu %4d %4d  sim %.3f %.3f  pred %.3f %.3f\n", i,
+                   w->tasks[i].name, corun_class_name(pr[i].cls), cpu[i], ocpu[i], tc[i], to[i],
+                   pc[i], po[i]);
+    printf("{\"bench\":\"predict-vs-sim\",\"tasks\":%u,\"sim_corun\":%.4f,\"sim_oracle\":%.4f,"
+           "\"pred_corun\":%.4f,\"pred_oracle\":%.4f}\n",
+           n, TC, TO, PC, PO);
+    corun_sim_workload_free(w);
+    corun_topo_free(t);
+    free(cpu);
+    free(ocpu);
+    free(pr);
+    free(pc);
+    free(po);
+    free(tc);
+    free(to);
+    return 0;
+}
