@@ -114,7 +114,8 @@ CORUN_API void corun_profile_prior(enum corun_class cls, enum corun_level level,
 /*
  * corun_profile_core_pair() - the class prior of what an SMT sibling of
  * class @aggressor does to one of class @victim: the victim's extra run time
- * (0.68: two compute-bound threads each run at 1/1.68 of their speed alone).
+ * (0.62: two compute-bound threads each run at 1/1.62 of their speed alone,
+ * on an otherwise idle machine).
  * The core level of the model is pairwise: the predicted extra time is
  *   (sens_v / prior_sens_v) * sum over siblings a of
  *       core_pair(v, a) * (press_a / prior_press_a)
@@ -122,6 +123,18 @@ CORUN_API void corun_profile_prior(enum corun_class cls, enum corun_level level,
  * of corun_profile_prior(). UNKNOWN classes give the mean over classes.
  */
 CORUN_API double corun_profile_core_pair(enum corun_class victim, enum corun_class aggressor);
+
+/*
+ * corun_profile_core_spill() - what the same pair costs the victim more per
+ * unit of its LLC share lost to the other tasks of its LLC, d3 = P/(1+P)
+ * (the L3 damage of the model): siblings share the core's private L2, and
+ * the misses a sibling causes there hit an idle LLC but go to memory from a
+ * full one. With it the core level's extra time is
+ *   (sens_v / prior_sens_v) * sum over siblings a of
+ *       (core_pair(v, a) + d3 * core_spill(v, a)) * (press_a / prior_press_a)
+ * UNKNOWN classes give the mean over classes.
+ */
+CORUN_API double corun_profile_core_spill(enum corun_class victim, enum corun_class aggressor);
 
 /*
  * corun_profile_classify() - the class counters suggest: @ipc at the

@@ -102,34 +102,64 @@ static const struct corun__cache_geom ref_geom = {.c_mb = {2, 16}, .p_mb = {0.03
  * stalled pointer chaser still holds issue slots. So the core level has a
  * class-pair table (victim row, aggressor column: extra run time of the
  * victim), fitted to the simulator's SMT pair slowdowns less what the same
- * pair costs on two cores of one LLC (counted at the L3 and memory levels).
- * No entry is below 0.15: a pair alone on a machine may barely interfere
- * (two sheep: 0.05), but siblings also halve their L2 and then lean on a
- * loaded LLC, which the pair table cannot see (two sheep beside devils in
- * the simulator: about 0.25).
+ * pair costs on two cores of one LLC (counted at the L3 and memory levels),
+ * on an otherwise idle machine: the median over the SMT presets printed by
+ * `make bench && build/bench/fit-core-pair`. Two sheep barely interfere
+ * there (0.01); beside a loaded LLC they do (about 0.2 in the simulator),
+ * which core_spill[][] below adds.
  * A task's learned core sensitivity and pressure scale its row and column.
  */
 static const double core_pair[CORUN_NCLASSES][CORUN_NCLASSES] = {
-    [CORUN_CLASS_COMPUTE] = {0.68, 0.38, 0.45, 0.88, 0.55},
-    [CORUN_CLASS_SHEEP] = {0.34, 0.15, 0.15, 0.25, 0.15},
-    [CORUN_CLASS_RABBIT] = {0.28, 0.15, 0.30, 0.50, 0.50},
-    [CORUN_CLASS_CHASING] = {0.15, 0.15, 0.22, 0.38, 0.30},
-    [CORUN_CLASS_STREAMING] = {0.34, 0.20, 0.30, 0.40, 0.65},
+    [CORUN_CLASS_COMPUTE] = {0.62, 0.33, 0.32, 0.73, 0.46},
+    [CORUN_CLASS_SHEEP] = {0.29, 0.01, 0.01, 0.13, 0.03},
+    [CORUN_CLASS_RABBIT] = {0.24, 0.05, 0.07, 0.19, 0.08},
+    [CORUN_CLASS_CHASING] = {0.14, 0.10, 0.11, 0.24, 0.11},
+    [CORUN_CLASS_STREAMING] = {0.33, 0.17, 0.18, 0.31, 0.48},
 };
 
-double corun_profile_core_pair(enum corun_class victim, enum corun_class aggressor)
+/*
+ * What the pair costs more when the LLC above the core is taken by others:
+ * siblings share the core's private L2, so a victim whose working set lived
+ * there now misses to the L3, and what it finds there depends on the L3's
+ * other tenants. In an idle LLC those misses hit (the pair table, fitted
+ * there); in a full one they go to memory. Extra run time of the victim per
+ * unit of the L3 share it loses (the L3 damage P/(1+P) of the predictor),
+ * victim row, aggressor column: `make bench && build/bench/fit-core-pair`
+ * fits it to the simulator's SMT pairs beside four streamers in the LLC.
+ */
+static const double core_spill[CORUN_NCLASSES][CORUN_NCLASSES] = {
+    [CORUN_CLASS_COMPUTE] = {0.02, 0.08, 0.29, 0.16, 0.08},
+    [CORUN_CLASS_SHEEP] = {0.09, 0.09, 0.21, 0.23, 0.16},
+    [CORUN_CLASS_RABBIT] = {0.48, 0.25, 0.37, 0.70, 0.35},
+    [CORUN_CLASS_CHASING] = {0.12, 0.13, 0.18, 0.26, 0.11},
+    [CORUN_CLASS_STREAMING] = {0.04, 0.04, 0.05, 0.06, 0.06},
+};
+
+/* Entry (@victim, @aggressor) of @tab; on an unknown side, the mean over
+ * what is unknown. */
+static double class_pair(const double tab[CORUN_NCLASSES][CORUN_NCLASSES],
+                         enum corun_class victim, enum corun_class aggressor)
 {
     bool kv = (unsigned)victim < CORUN_NCLASSES, ka = (unsigned)aggressor < CORUN_NCLASSES;
     double s = 0;
 
     if (kv && ka)
-        return core_pair[victim][aggressor];
-    /* Unknown on either side: the mean over what is unknown. */
+        return tab[victim][aggressor];
     for (int v = 0; v < CORUN_NCLASSES; v++)
         for (int a = 0; a < CORUN_NCLASSES; a++)
             if ((!kv || v == (int)victim) && (!ka || a == (int)aggressor))
-                s += core_pair[v][a];
+                s += tab[v][a];
     return s / ((kv ? 1 : CORUN_NCLASSES) * (ka ? 1 : CORUN_NCLASSES));
+}
+
+double corun_profile_core_pair(enum corun_class victim, enum corun_class aggressor)
+{
+    return class_pair(core_pair, victim, aggressor);
+}
+
+double corun_profile_core_spill(enum corun_class victim, enum corun_class aggressor)
+{
+    return class_pair(core_spill, victim, aggressor);
 }
 
 static int level_col(enum corun_level level)

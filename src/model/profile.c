@@ -278,6 +278,40 @@ static void core_mult(const struct slot *s, double *ms, double *mp, double *s0, 
     *mp = *p0 > 0 ? pr / *p0 : 1;
 }
 
+/* The cache feature of task @k at level index @li (1: L2, 2: L3): its
+ * domain's scale times phi of its co-runners' pressure there, as the
+ * predictor weighs it (corun__share_dom); 0 alone. */
+static double cache_feature(struct corun_profiler *p, const struct corun_profile_obs *obs,
+                            unsigned k, unsigned li, double *const *sum,
+                            const unsigned *const *members, const unsigned *cnt)
+{
+    double sc, pr, se, others;
+    int d = dom_of(p, obs[k].cpu, li, &sc);
+
+    if (d < 0 || members[li][d] < 2)
+        return 0;
+    slot_ps(&p->slots[obs[k].slot], li, &pr, &se);
+    others = sum[li][d] - pr / cnt[obs[k].cpu];
+    return sc * phi(li, others > 0 ? others : 0);
+}
+
+/* The L3 share task @k loses to the tasks off its core, as the predictor
+ * weighs the pair's spill (corun__pm_l3_dmg(): 1 without an L3): @core3
+ * holds the L3 pressure of each core's tasks. */
+static double spill_d3(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned k,
+                       double *const *sum, const double *core3)
+{
+    double sc, others;
+    int d = dom_of(p, obs[k].cpu, 2, &sc), c = dom_of(p, obs[k].cpu, 0, NULL);
+
+    if (c < 0)
+        return 0;
+    if (d < 0)
+        return 1;
+    others = sum[2][d] - core3[c];
+    return sc * phi(2, others > 0 ? others : 0);
+}
+
 /*
  * The co-run lesson of one interval. Each pinned task's features are the
  * pressure it feels at each level (phi of its co-runners' summed pressure;
@@ -296,11 +330,12 @@ static void core_mult(const struct slot *s, double *ms, double *mp, double *s0, 
  * along the gradient of that log ratio.
  */
 static void features(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned n,
-                     unsigned k, double *const *sum, const unsigned *const *members,
-                     const unsigned *cnt, double f[NLEV])
+                     unsigned k, double *const *sum, const double *core3,
+                     const unsigned *const *members, const unsigned *cnt, double f[NLEV])
 {
     const struct slot *s = &p->slots[obs[k].slot];
     unsigned cv = cls_idx(slot_class(s));
+    double d3 = spill_d3(p, obs, k, sum, core3);
 
     for (unsigned li = 0; li < NLEV; li++) {
         double pr, se, others, sc, ms, mp, s0, p0;
@@ -314,16 +349,21 @@ static void features(struct corun_profiler *p, const struct corun_profile_obs *o
             for (unsigned c = 0; c < NCLS; c++) {
                 double v = sum[0][(size_t)d * NCLS + c] - (c == cv ? mp / cnt[obs[k].cpu] : 0);
 
-                f[0] += corun_profile_core_pair(idx_cls(cv), idx_cls(c)) * (v > 0 ? v : 0);
+                f[0] += (corun_profile_core_pair(idx_cls(cv), idx_cls(c)) +
+                         d3 * corun_profile_core_spill(idx_cls(cv), idx_cls(c))) *
+                        (v > 0 ? v : 0);
             }
             continue;
         }
-        slot_ps(s, li, &pr, &se);
-        others = sum[li][d] - pr / cnt[obs[k].cpu];
-        others = others > 0 ? others : 0;
+        if (li == 1 || li == 2) {
+            f[li] = cache_feature(p, obs, k, li, sum, members, cnt);
+            continue;
+        }
         /* As the predictor weighs it: caches scale the damage, memory the
          * pressure (corun__share_dom). */
-        f[li] = (li == 1 || li == 2) ? sc * phi(li, others) : phi(li, sc * others);
+        slot_ps(s, li, &pr, &se);
+        others = sum[li][d] - pr / cnt[obs[k].cpu];
+        f[li] = phi(li, sc * (others > 0 ? others : 0));
     }
 }
 
@@ -346,6 +386,7 @@ struct lesson {
     unsigned n, k;
     const unsigned *cnt;
     double *const *sum;
+    const double *core3;
 };
 
 /*
@@ -364,6 +405,7 @@ static void press_grad(struct corun_profiler *p, const struct slot *s, const str
 {
     const struct corun_profile_obs *ob = &ls->obs[ls->k];
     unsigned cv = cls_idx(slot_class(s));
+    double d3 = spill_d3(p, ls->obs, ls->k, ls->sum, ls->core3);
 
     *nh = 0;
     for (unsigned li = 0; li < NLEV; li++) {
@@ -394,7 +436,9 @@ static void press_grad(struct corun_profiler *p, const struct slot *s, const str
                 corun_profile_prior(slot_class(sj), CORUN_LEVEL_CORE, &pj, &sj0);
                 if (pj <= 0)
                     continue;
-                g = corun_profile_core_pair(idx_cls(cv), slot_class(sj)) / pj;
+                g = (corun_profile_core_pair(idx_cls(cv), slot_class(sj)) +
+                     d3 * corun_profile_core_spill(idx_cls(cv), slot_class(sj))) /
+                    pj;
             } else {
                 g = dfdo;
             }
@@ -475,13 +519,19 @@ static void settle(struct corun_profiler *p, struct slot *s, const double f[NLEV
 static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned n)
 {
     unsigned ncpus = corun_topo_ncpus(p->topo), nd[NLEV];
-    double *sum[NLEV] = {0};
+    double *sum[NLEV] = {0}, *core3;
     unsigned *cnt = calloc(ncpus ? ncpus : 1, sizeof(*cnt)), *members[NLEV] = {0};
     struct lesson ls = {.obs = obs, .n = n, .cnt = cnt, .sum = sum};
     int err = -ENOMEM;
 
-    if (!cnt)
+    nd[0] = corun_topo_ndomains(p->topo, levels[0]);
+    core3 = calloc(nd[0] ? nd[0] : 1, sizeof(*core3));
+    ls.core3 = core3;
+    if (!cnt || !core3) {
+        free(cnt);
+        free(core3);
         return -ENOMEM;
+    }
     for (unsigned li = 0; li < NLEV; li++) {
         nd[li] = corun_topo_ndomains(p->topo, levels[li]);
         sum[li] = calloc((nd[li] ? nd[li] : 1) * (li == 0 ? NCLS : 1), sizeof(double));
@@ -506,6 +556,8 @@ static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, 
             if (li == 0) {
                 core_mult(s, &ms, &pr, &s0, &p0);
                 sum[0][(size_t)d * NCLS + cls_idx(slot_class(s))] += pr / cnt[obs[k].cpu];
+                slot_ps(s, 2, &pr, &se);
+                core3[d] += pr / cnt[obs[k].cpu];
             } else {
                 slot_ps(s, li, &pr, &se);
                 sum[li][d] += pr / cnt[obs[k].cpu];
@@ -520,7 +572,7 @@ static int learn(struct corun_profiler *p, const struct corun_profile_obs *obs, 
         if (obs[k].cpu < 0 || (unsigned)obs[k].cpu >= ncpus)
             continue;
         ls.k = k;
-        features(p, obs, n, k, sum, (const unsigned *const *)members, cnt, f);
+        features(p, obs, n, k, sum, core3, (const unsigned *const *)members, cnt, f);
         settle(p, s, f, &ls);
     }
     err = 0;
@@ -529,6 +581,7 @@ out_free:
         free(sum[li]);
         free(members[li]);
     }
+    free(core3);
     free(cnt);
     return err;
 }

@@ -319,10 +319,25 @@ static int place_cores(struct ctx *cx, const unsigned *tasks, unsigned nt, unsig
                     break;
                 }
         }
+        /* The tasks here share c0's L3 (when it has one): what a pair
+         * loses there to the others weighs the misses each sibling adds. */
+        double p3 = 0;
+
         for (unsigned a = 0; a < nt; a++)
-            for (unsigned b = 0; b < nt; b++)
-                cost[a * nt + b] =
-                    a == b ? 0 : corun__pm_pair_cost(pm, tasks[a], tasks[b], c0, c1);
+            p3 += P(pm, tasks[a], 2);
+        for (unsigned a = 0; a < nt; a++)
+            for (unsigned b = 0; b < nt; b++) {
+                double d3 = a == b                ? 0
+                            : DOM(pm, c0, 2) < 0 ? 1 /* as corun__pm_l3_dmg() */
+                                                 : corun__pm_dmg(2,
+                                                                 p3 - P(pm, tasks[a], 2) -
+                                                                     P(pm, tasks[b], 2),
+                                                                 corun__pm_scale(pm, c0, 2));
+
+                cost[a * nt + b] = a == b ? 0
+                                          : corun__pm_pair_cost(pm, tasks[a], tasks[b], c0, c1,
+                                                                d3, d3);
+            }
     }
     err = nt <= CORUN_DP_MAX ? match_exact(cost, nt, npc, mate)
                              : match_greedy(cost, nt, npc, mate);

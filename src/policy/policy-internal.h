@@ -71,6 +71,7 @@ struct corun__pm {
     unsigned *pkg_cores;  /* cores per package */
     unsigned npkg, ncore;
     double pair[CORUN__PM_NCLS][CORUN__PM_NCLS];
+    double spill[CORUN__PM_NCLS][CORUN__PM_NCLS]; /* more per L3 share lost */
 };
 
 int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap);
@@ -124,16 +125,35 @@ static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, uns
 }
 
 /* Core-level extra time of task @i from @csum, the per-class pressure sums
- * of its core (its own share @own_mp included there and removed here). */
+ * of its core (its own share @own_mp included there and removed here), when
+ * it has lost @d3 of its L3 to the L3's other tasks (the misses its siblings
+ * cause in the core's L2 then go further: corun_profile_core_spill(),
+ * corun__pm_l3_dmg()). */
 static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, const double *csum,
-                                      double own_mp)
+                                      double own_mp, double d3)
 {
-    const double *row = pm->pair[pm->cls[i]];
+    const double *row = pm->pair[pm->cls[i]], *sp = pm->spill[pm->cls[i]];
     double x = 0;
 
     for (unsigned k = 0; k < CORUN__PM_NCLS; k++)
-        x += row[k] * (csum[k] - (k == pm->cls[i] ? own_mp : 0));
+        x += (row[k] + d3 * sp[k]) * (csum[k] - (k == pm->cls[i] ? own_mp : 0));
     return x > 0 ? pm->ms[i] * x : 0;
+}
+
+/* The L3 damage that tasks off its core do to a task on CPU @c, P/(1+P)
+ * weighted by the cache's scale: from @sum3, the L3 pressure summed over the
+ * tasks of c's L3, less @core3, that of the tasks of c's core (its own and
+ * its siblings': what a sibling does in the L3 is in the pair table, fitted
+ * beside it). 1 without an L3: what a sibling pushes out of the core's
+ * caches goes to memory, as from a full one. */
+static inline double corun__pm_l3_dmg(const struct corun__pm *pm, unsigned c, const double *sum3,
+                                      double core3)
+{
+    int d = pm->dom[c * CORUN__PM_NLEV + 2];
+
+    if (d < 0)
+        return 1;
+    return corun__pm_dmg(2, sum3[d] - core3, corun__pm_scale(pm, c, 2));
 }
 
 /* Memory domain whose pressure task @i feels and adds to on CPU @c: its
@@ -183,9 +203,10 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
 
 /* Predicted pair cost of tasks @a and @b sharing one SMT core (and whatever
  * the core's siblings share below the core's L2): the loss of weighted speed
- * against each running alone there. */
+ * against each running alone there, when they have lost @d3a and @d3b of
+ * their L3 to its other tasks (corun__pm_l3_dmg()). */
 double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, unsigned cpu_a,
-                           unsigned cpu_b);
+                           unsigned cpu_b, double d3a, double d3b);
 
 /*
  * corun__search() - improves placement @cpu in place by local search on the

@@ -235,9 +235,13 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     }
     for (unsigned v = 0; v < CORUN__PM_NCLS; v++)
         for (unsigned a = 0; a < CORUN__PM_NCLS; a++)
-            pm->pair[v][a] = corun_profile_core_pair(
-                v < CORUN_NCLASSES ? (enum corun_class)v : CORUN_CLASS_UNKNOWN,
-                a < CORUN_NCLASSES ? (enum corun_class)a : CORUN_CLASS_UNKNOWN);
+        {
+            enum corun_class cv = v < CORUN_NCLASSES ? (enum corun_class)v : CORUN_CLASS_UNKNOWN;
+            enum corun_class ca = a < CORUN_NCLASSES ? (enum corun_class)a : CORUN_CLASS_UNKNOWN;
+
+            pm->pair[v][a] = corun_profile_core_pair(cv, ca);
+            pm->spill[v][a] = corun_profile_core_spill(cv, ca);
+        }
     for (unsigned i = 0; i < n; i++) {
         const struct corun_task_profile *t = &snap->tasks[i];
         enum corun_class cls = t->cls;
@@ -301,6 +305,7 @@ void corun__pm_release(struct corun__pm *pm)
 double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
 {
     double *sum[CORUN__PM_NLEV] = {0}, stp = 0;
+    double *core3 = calloc(pm->ndom[0] ? pm->ndom[0] : 1, sizeof(*core3));
     unsigned *cnt = calloc(pm->ncpus ? pm->ncpus : 1, sizeof(*cnt));
     unsigned *corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*corecnt));
     unsigned *active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*active));
@@ -314,7 +319,7 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
         if (!sum[li])
             err = -ENOMEM;
     }
-    if (!cnt || !corecnt || !active || err) {
+    if (!core3 || !cnt || !corecnt || !active || err) {
         stp = -ENOMEM;
         goto out_free;
     }
@@ -333,8 +338,10 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
 
             if (d < 0)
                 continue;
-            if (li == 0)
+            if (li == 0) {
                 sum[0][(size_t)d * CORUN__PM_NCLS + pm->cls[i]] += pm->mp[i] / cnt[cpu[i]];
+                core3[d] += pm->press[i * CORUN__PM_NLEV + 2] / cnt[cpu[i]];
+            }
             else if (li == 3 && pm->home[i] >= 0)
                 sum[3][pm->home[i]] += pm->press[i * CORUN__PM_NLEV + 3];
             else
@@ -357,7 +364,8 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                                        corun__pm_scale(pm, (unsigned)cpu[i], 3));
                 else if (d >= 0 && li == 0)
                     x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],
-                                          pm->mp[i] / cnt[cpu[i]]);
+                                          pm->mp[i] / cnt[cpu[i]],
+                                          corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum[2], core3[d]));
                 else if (d >= 0)
                     x += pm->sens[i * CORUN__PM_NLEV + li] *
                          corun__pm_dmg(li,
@@ -380,6 +388,7 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
 out_free:
     for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
         free(sum[li]);
+    free(core3);
     free(cnt);
     free(corecnt);
     free(active);
@@ -387,8 +396,10 @@ out_free:
 }
 
 double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, unsigned cpu_a,
-                           unsigned cpu_b)
+                           unsigned cpu_b, double d3a, double d3b)
 {
+    unsigned ca = pm->cls[a], cb = pm->cls[b];
+
     double xa = 0, xb = 0;
 
     for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
@@ -397,8 +408,8 @@ double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, u
         if (da < 0 || da != pm->dom[cpu_b * CORUN__PM_NLEV + li])
             continue;
         if (li == 0) {
-            xa += pm->ms[a] * pm->pair[pm->cls[a]][pm->cls[b]] * pm->mp[b];
-            xb += pm->ms[b] * pm->pair[pm->cls[b]][pm->cls[a]] * pm->mp[a];
+            xa += pm->ms[a] * (pm->pair[ca][cb] + d3a * pm->spill[ca][cb]) * pm->mp[b];
+            xb += pm->ms[b] * (pm->pair[cb][ca] + d3b * pm->spill[cb][ca]) * pm->mp[a];
             continue;
         }
         xa += pm->sens[a * CORUN__PM_NLEV + li] *

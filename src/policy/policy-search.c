@@ -26,6 +26,7 @@ struct ls {
     const int *cur;
     double mc;
     double *sum[CORUN__PM_NLEV];
+    double *core3;        /* L3 pressure of each core's tasks */
     unsigned *cnt;        /* tasks per CPU */
     unsigned *corecnt;    /* busy CPUs per core */
     unsigned *active;     /* busy cores per package */
@@ -48,9 +49,11 @@ static void cpu_contrib(struct ls *ls, unsigned c, double sign)
     if (!ls->cnt[c])
         return;
     for (int t = ls->head[c]; t >= 0; t = ls->next[t]) {
-        if (LEV(pm, c, 0) >= 0)
+        if (LEV(pm, c, 0) >= 0) {
             ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS + pm->cls[t]] +=
                 sign * pm->mp[t] / ls->cnt[c];
+            ls->core3[LEV(pm, c, 0)] += sign * pm->press[(unsigned)t * CORUN__PM_NLEV + 2] / ls->cnt[c];
+        }
         for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
             if (li == 3 && pm->home[t] >= 0)
                 continue; /* loads its home node wherever it runs: fixed */
@@ -99,7 +102,8 @@ static double speed_of(const struct ls *ls, unsigned t)
 
     if (LEV(pm, c, 0) >= 0)
         x += corun__pm_core_x(pm, t, &ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS],
-                              pm->mp[t] / ls->cnt[c]);
+                              pm->mp[t] / ls->cnt[c],
+                              corun__pm_l3_dmg(pm, c, ls->sum[2], ls->core3[LEV(pm, c, 0)]));
     if (pm->home[t] >= 0)
         x += pm->sens[t * CORUN__PM_NLEV + 3] *
              corun__pm_dmg(3, (ls->sum[3][pm->home[t]] - pm->press[t * CORUN__PM_NLEV + 3]), corun__pm_scale(pm, c, 3));
@@ -239,6 +243,7 @@ static void ls_free(struct ls *ls)
 {
     for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
         free(ls->sum[li]);
+    free(ls->core3);
     free(ls->cnt);
     free(ls->corecnt);
     free(ls->active);
@@ -265,6 +270,7 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
                                        (li == 0 ? CORUN__PM_NCLS : 1),
                                    sizeof(double))))
             goto out_nomem;
+    ls->core3 = calloc(pm->ndom[0] ? pm->ndom[0] : 1, sizeof(*ls->core3));
     ls->cnt = calloc(nc, sizeof(*ls->cnt));
     ls->corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*ls->corecnt));
     ls->active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*ls->active));
@@ -275,7 +281,7 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
     ls->stamp = calloc(n, sizeof(*ls->stamp));
     ls->aff = malloc(n * sizeof(*ls->aff));
     ls->snew = malloc(n * sizeof(*ls->snew));
-    if (!ls->cnt || !ls->corecnt || !ls->active || !ls->head || !ls->next || !ls->prev || !ls->s || !ls->stamp || !ls->aff ||
+    if (!ls->core3 || !ls->cnt || !ls->corecnt || !ls->active || !ls->head || !ls->next || !ls->prev || !ls->s || !ls->stamp || !ls->aff ||
         !ls->snew)
         goto out_nomem;
     for (unsigned c = 0; c < nc; c++)

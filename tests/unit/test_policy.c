@@ -2,7 +2,8 @@
  * test_policy.c — the placement policies on hand-built snapshots with a
  * known best answer: SMT pairing of streaming with compute tasks, DI's
  * spreading of devils across LLCs, the predicted optimum found by exhaustive
- * search on small machines, hybrid capacity, hysteresis; and, for every
+ * search on small machines, hybrid capacity, hysteresis, an SMT pair's cost
+ * growing with the load on the LLC above; and, for every
  * policy on every fixture topology, valid and deterministic plans.
  */
 #include "testutil.h"
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "corun/policy.h"
+#include "corun/sim.h"
 #include "corun/topo.h"
 
 static const char *const names[] = {"linux", "spread", "pack", "di", "symbiotic", "corun"};
@@ -381,6 +383,75 @@ static void test_predict_orderings(void **state)
     corun_topo_free(t);
 }
 
+/* Speed of task 0 in the simulator, its class-midpoint tasks placed at
+ * @cpu for a simulated second. */
+static double sim_speed0(const struct corun_topo *t, const int *cls, const int *cpu, unsigned n)
+{
+    struct corun_sim_task tk[8];
+    struct corun_sim_machine m;
+    struct corun_sim_result r;
+    struct corun_sim *sim;
+    double s;
+
+    memset(tk, 0, sizeof(tk));
+    for (unsigned i = 0; i < n; i++) {
+        tk[i].cls = cls[i];
+        tk[i].nphases = 1;
+        corun_sim_class_preset(cls[i], &tk[i].phase[0]);
+        snprintf(tk[i].name, sizeof(tk[i].name), "t%u", i);
+    }
+    corun_sim_machine_defaults(t, &m);
+    assert_int_equal(corun_sim_create(t, &m, tk, n, 1, &sim), 0);
+    assert_int_equal(corun_sim_place(sim, cpu), 0);
+    assert_int_equal(corun_sim_step(sim, 1.0), 0);
+    assert_int_equal(corun_sim_result(sim, &r), 0);
+    s = r.tasks[0].speedup;
+    corun_sim_result_release(&r);
+    corun_sim_free(sim);
+    return s;
+}
+
+/*
+ * Siblings share the core's L2: what a sheep loses to a rabbit on its core
+ * is small while the LLC above is idle and larger when streamers hold it
+ * (its misses then go to memory, corun_profile_core_spill()). The
+ * predictor says so, and so does the simulator, its ground truth.
+ */
+static void test_predict_spill(void **state)
+{
+    struct corun_topo *t =
+        synthetic_topo("pack:1 l3:2(size=33554432) l2:8(size=1048576) core:1 pu:2");
+    struct corun_task_profile tk[6] = {task(0, CORUN_CLASS_SHEEP),     task(1, CORUN_CLASS_RABBIT),
+                                       task(2, CORUN_CLASS_STREAMING), task(3, CORUN_CLASS_STREAMING),
+                                       task(4, CORUN_CLASS_STREAMING), task(5, CORUN_CLASS_STREAMING)};
+    const int cls[6] = {CORUN_SIM_SHEEP,     CORUN_SIM_RABBIT,    CORUN_SIM_STREAMING,
+                        CORUN_SIM_STREAMING, CORUN_SIM_STREAMING, CORUN_SIM_STREAMING};
+    struct corun_snapshot s = {.topo = t, .ntasks = 6, .tasks = tk};
+    /* Dense CPUs: core c holds 2c and 2c+1; the first LLC cores 0-7. The
+     * sheep on CPU 0, the rabbit its sibling or on the next core; the
+     * streamers in the other LLC (idle) or in the sheep's (full). */
+    int idle_pair[6] = {0, 1, 16, 18, 20, 22}, idle_apart[6] = {0, 2, 16, 18, 20, 22};
+    int full_pair[6] = {0, 1, 4, 6, 8, 10}, full_apart[6] = {0, 2, 4, 6, 8, 10};
+    double sp[6], pi, pa, fi, fa;
+
+    corun_policy_predict(&s, idle_pair, sp);
+    pi = sp[0];
+    corun_policy_predict(&s, idle_apart, sp);
+    pa = sp[0];
+    corun_policy_predict(&s, full_pair, sp);
+    fi = sp[0];
+    corun_policy_predict(&s, full_apart, sp);
+    fa = sp[0];
+    /* Extra run time of sharing the core: 1/speed paired - 1/speed apart. */
+    assert_true(1 / fi - 1 / fa > 1 / pi - 1 / pa + 0.05);
+    pi = sim_speed0(t, cls, idle_pair, 6);
+    pa = sim_speed0(t, cls, idle_apart, 6);
+    fi = sim_speed0(t, cls, full_pair, 6);
+    fa = sim_speed0(t, cls, full_apart, 6);
+    assert_true(1 / fi - 1 / fa > 1 / pi - 1 / pa + 0.05);
+    corun_topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_valid_and_deterministic),
         cmocka_unit_test(test_check_plan),
         cmocka_unit_test(test_predict_orderings),
+        cmocka_unit_test(test_predict_spill),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
