@@ -11,6 +11,11 @@
  * baseline or DI). Prints a table and one JSON line.
  *
  * Usage: policies [--quick] [--duration-s T] [--seed S] [--machine FILTER]
+ *                 [--topologies DIR]
+ * --topologies runs on the hwloc XML files of DIR instead of the fixtures
+ * and presets, with the simulator's default parameters for each: machines
+ * the policies were never tuned on (bench/heldout/, or `lstopo --of xml`
+ * of your own), as --seed gives mixes they were never tuned on.
  * Deterministic: the same arguments give the same figures on any machine
  * (only the elapsed time printed at the end varies).
  */
@@ -157,7 +162,8 @@ static void usable_sizes(unsigned pus, unsigned *sizes, unsigned *ns, bool quick
 int main(int argc, char **argv)
 {
     struct corun_sim_run_opts ro = {.duration_s = 10, .seeds = 3, .seed = 1};
-    const char *filter = NULL;
+    const char *filter = NULL, *topodir = CORUN_FIXTURES "/topologies";
+    bool presets = true;
     bool quick = false;
     struct timespec t0, t1;
     DIR *d;
@@ -174,25 +180,31 @@ int main(int argc, char **argv)
             ro.seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--machine") && i + 1 < argc)
             filter = argv[++i];
-        else {
+        else if (!strcmp(argv[i], "--topologies") && i + 1 < argc) {
+            topodir = argv[++i];
+            presets = false;
+        } else {
             fprintf(stderr, "usage: policies [--quick] [--duration-s T] [--seed S] "
-                            "[--machine FILTER]\n");
+                            "[--machine FILTER] [--topologies DIR]\n");
             return 2;
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (unsigned p = 0; corun_policy_at(p) && p < MAXPOL; p++)
         pols[npol++] = corun_policy_at(p);
-    d = opendir(CORUN_FIXTURES "/topologies");
-    while (d && (e = readdir(d)))
+    d = opendir(topodir);
+    if (!d) {
+        fprintf(stderr, "policies: %s: cannot open the directory\n", topodir);
+        return 2;
+    }
+    while ((e = readdir(d)))
         if (strstr(e->d_name, ".xml") && nnames < 64)
             names[nnames++] = strdup(e->d_name);
-    if (d)
-        closedir(d);
+    closedir(d);
     qsort(names, nnames, sizeof(*names), (int (*)(const void *, const void *))strcmp);
     /* Fixture topologies with resources derived by the simulator, then the
      * presets with their published parameters. */
-    for (unsigned i = 0; i < nnames + 5; i++) {
+    for (unsigned i = 0; i < nnames + (presets ? 5 : 0); i++) {
         struct corun_topo_opts o = {0};
         struct corun_sim_machine m;
         struct corun_topo *t = NULL;
@@ -201,7 +213,7 @@ int main(int argc, char **argv)
         unsigned sizes[4], ns;
 
         if (i < nnames) {
-            snprintf(path, sizeof(path), "%s/topologies/%s", CORUN_FIXTURES, names[i]);
+            snprintf(path, sizeof(path), "%s/%s", topodir, names[i]);
             o.source = CORUN_TOPO_XML;
             o.input = path;
             mname = names[i];
