@@ -7,7 +7,8 @@
  * corun_sim_run_policy() does (tasks start where the kernel puts them,
  * counters only, 10 simulated seconds), takes the profiles the engine
  * learned and where it left the tasks, asks the oracle for its placement,
- * then evaluates both with corun_policy_predict() and in a fresh simulation.
+ * then evaluates both with corun_policy_predict() and in a fresh simulation
+ * (beside the kernel's placement the engine started from).
  * Per learned class it prints the summed speeds, true and predicted, of
  * both placements; with -v, every task.
  *
@@ -58,10 +59,11 @@ static double truth(const struct corun_topo *t, const struct corun_sim_machine *
     return stp;
 }
 
-/* Runs the engine with the corun policy; the learned profiles (cpu: where
- * it left each task) to @pr. 0 or -errno. */
+/* Runs the engine with the corun policy; the learned profiles to @pr, their
+ * cpu where it left each task: pinned, or where the kernel put it when the
+ * engine left it unpinned. 0 or -errno. */
 static int run_corun(const struct corun_topo *t, const struct corun_sim_machine *m,
-                     const struct corun_sim_task *tk, unsigned n, uint64_t seed,
+                     const struct corun_sim_task *tk, unsigned n, uint64_t seed, const int *cpu,
                      struct corun_task_profile *pr)
 {
     struct corun_sense_opts so = {0};
@@ -70,18 +72,11 @@ static int run_corun(const struct corun_topo *t, const struct corun_sim_machine 
     struct corun_engine *e = NULL;
     struct corun_sim *sim;
     void *sense = NULL, *act = NULL;
-    int *cpu = malloc(n * sizeof(*cpu)), err;
+    int err;
 
-    if (!cpu)
-        return -1;
     err = corun_sim_create(t, m, tk, n, seed, &sim);
-    if (err) {
-        free(cpu);
+    if (err)
         return err;
-    }
-    for (unsigned i = 0; i < n; i++)
-        cpu[i] = -1;
-    corun_sim_baseline_place(t, n, seed, cpu);
     so.backend_cfg = ao.backend_cfg = sim;
     if ((err = corun_sim_place(sim, cpu)) || (err = corun_sense_sim_ops.open(&so, &sense)) ||
         (err = corun_act_sim_ops.open(&ao, &act)))
@@ -109,8 +104,11 @@ static int run_corun(const struct corun_topo *t, const struct corun_sim_machine 
     }
     if (!err)
         err = corun_engine_run(e, 10000000000ull, NULL);
-    for (unsigned i = 0; i < n && !err; i++)
+    for (unsigned i = 0; i < n && !err; i++) {
         err = corun_engine_profile(e, i, &pr[i]);
+        if (pr[i].cpu < 0)
+            pr[i].cpu = cpu[i]; /* unpinned: the simulator keeps it there */
+    }
 out:
     corun_engine_free(e);
     if (sense)
@@ -118,7 +116,6 @@ out:
     if (act)
         corun_act_sim_ops.close(act);
     corun_sim_free(sim);
-    free(cpu);
     return err;
 }
 
@@ -134,8 +131,8 @@ int main(int argc, char **argv)
     bool verbose = argc > 5 && !strcmp(argv[5], "-v");
     unsigned n;
     uint64_t rs;
-    int *cpu, *ocpu;
-    double *pc, *po, *tc, *to, PC, PO, TC, TO, agg[CORUN_NCLASSES + 1][5] = {{0}};
+    int *cpu, *ocpu, *kcpu;
+    double *pc, *po, *tc, *to, PC, PO, TC, TO, TK, agg[CORUN_NCLASSES + 1][5] = {{0}};
 
     if (argc < 4 || argc > 6 || (argc == 6 && !verbose)) {
         fprintf(stderr, "usage: predict-vs-sim MACHINE NTASKS MIXSEED [RUNSEED] [-v]\n");
@@ -165,14 +162,19 @@ int main(int argc, char **argv)
     }
     cpu = malloc(n * sizeof(*cpu));
     ocpu = malloc(n * sizeof(*ocpu));
+    kcpu = malloc(n * sizeof(*kcpu));
     pr = calloc(n, sizeof(*pr));
     pc = calloc(n, sizeof(double));
     po = calloc(n, sizeof(double));
     tc = calloc(n, sizeof(double));
     to = calloc(n, sizeof(double));
-    if (!cpu || !ocpu || !pr || !pc || !po || !tc || !to)
+    if (!cpu || !ocpu || !kcpu || !pr || !pc || !po || !tc || !to)
         return 1;
-    if (run_corun(t, &m, w->tasks, n, rs, pr)) {
+    /* Where the kernel puts them: where the engine starts. */
+    for (unsigned i = 0; i < n; i++)
+        kcpu[i] = -1;
+    corun_sim_baseline_place(t, n, rs, kcpu);
+    if (run_corun(t, &m, w->tasks, n, rs, kcpu, pr)) {
         fprintf(stderr, "predict-vs-sim: the engine failed\n");
         return 1;
     }
@@ -191,9 +193,10 @@ int main(int argc, char **argv)
         PC = corun_policy_predict(&snap, cpu, pc);
         PO = corun_policy_predict(&snap, ocpu, po);
     }
+    TK = truth(t, &m, w->tasks, n, kcpu, tc);
     TC = truth(t, &m, w->tasks, n, cpu, tc);
     TO = truth(t, &m, w->tasks, n, ocpu, to);
-    printf("STP        corun  oracle  oracle/corun\n");
+    printf("STP        corun  oracle  oracle/corun  (the kernel's start: %.3f simulated)\n", TK);
     printf("simulated %6.3f %7.3f  %+6.2f%%\n", TC, TO, (TO / TC - 1) * 100);
     printf("predicted %6.3f %7.3f  %+6.2f%%\n", PC, PO, (PO / PC - 1) * 100);
     for (unsigned i = 0; i < n; i++) {
@@ -217,13 +220,14 @@ int main(int argc, char **argv)
             printf("%3u %-16s %-9s cpu %4d %4d  sim %.3f %.3f  pred %.3f %.3f\n", i,
                    w->tasks[i].name, corun_class_name(pr[i].cls), cpu[i], ocpu[i], tc[i], to[i],
                    pc[i], po[i]);
-    printf("{\"bench\":\"predict-vs-sim\",\"tasks\":%u,\"sim_corun\":%.4f,\"sim_oracle\":%.4f,"
-           "\"pred_corun\":%.4f,\"pred_oracle\":%.4f}\n",
-           n, TC, TO, PC, PO);
+    printf("{\"bench\":\"predict-vs-sim\",\"tasks\":%u,\"sim_kernel\":%.4f,\"sim_corun\":%.4f,"
+           "\"sim_oracle\":%.4f,\"pred_corun\":%.4f,\"pred_oracle\":%.4f}\n",
+           n, TK, TC, TO, PC, PO);
     corun_sim_workload_free(w);
     corun_topo_free(t);
     free(cpu);
     free(ocpu);
+    free(kcpu);
     free(pr);
     free(pc);
     free(po);
