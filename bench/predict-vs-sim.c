@@ -72,11 +72,21 @@ static int run_corun(const struct corun_topo *t, const struct corun_sim_machine 
     struct corun_engine *e = NULL;
     struct corun_sim *sim;
     void *sense = NULL, *act = NULL;
+    unsigned np = corun_topo_ndomains(t, CORUN_LEVEL_PACKAGE);
+    unsigned nc = corun_topo_ndomains(t, CORUN_LEVEL_CORE) / (np ? np : 1);
+    double *turbo = malloc((nc ? nc : 1) * sizeof(*turbo));
     int err;
 
+    if (!turbo)
+        return -1;
+    /* The machine's turbo table, as corun_sim_run_policy() hands it. */
+    for (unsigned k = 1; k <= nc; k++)
+        turbo[k - 1] = corun_sim_turbo_ghz(m, k, nc) / corun_sim_turbo_ghz(m, 1, nc);
     err = corun_sim_create(t, m, tk, n, seed, &sim);
-    if (err)
+    if (err) {
+        free(turbo);
         return err;
+    }
     so.backend_cfg = ao.backend_cfg = sim;
     if ((err = corun_sim_place(sim, cpu)) || (err = corun_sense_sim_ops.open(&so, &sense)) ||
         (err = corun_act_sim_ops.open(&ao, &act)))
@@ -91,6 +101,8 @@ static int run_corun(const struct corun_topo *t, const struct corun_sim_machine 
     eo.interval_ns = 250000000;
     eo.warmup_ns = 500000000;
     eo.seed = seed;
+    eo.turbo_rel = turbo;
+    eo.turbo_n = nc;
     if ((err = corun_engine_new(&eo, &e)))
         goto out;
     for (unsigned i = 0; i < n && !err; i++) {
@@ -116,6 +128,7 @@ out:
     if (act)
         corun_act_sim_ops.close(act);
     corun_sim_free(sim);
+    free(turbo);
     return err;
 }
 
@@ -187,8 +200,15 @@ int main(int argc, char **argv)
     }
     corun_sim_free(os);
     {
-        struct corun_snapshot snap = {
-            .topo = t, .ntasks = n, .tasks = pr, .seed = rs, .mem_follows = true};
+        unsigned np = corun_topo_ndomains(t, CORUN_LEVEL_PACKAGE);
+        unsigned nc = corun_topo_ndomains(t, CORUN_LEVEL_CORE) / (np ? np : 1);
+        double turbo[1024];
+        struct corun_snapshot snap = {.topo = t, .ntasks = n, .tasks = pr, .seed = rs,
+                                      .mem_follows = true, .turbo_rel = turbo,
+                                      .turbo_n = nc < 1024 ? nc : 1024};
+
+        for (unsigned k = 1; k <= snap.turbo_n; k++)
+            turbo[k - 1] = corun_sim_turbo_ghz(&m, k, nc) / corun_sim_turbo_ghz(&m, 1, nc);
 
         PC = corun_policy_predict(&snap, cpu, pc);
         PO = corun_policy_predict(&snap, ocpu, po);

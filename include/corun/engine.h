@@ -92,6 +92,11 @@ struct corun_engine_opts {
     bool no_mem_follow;
     double mem_move_cost; /* predicted STP; 0: 0.03 (256 MB at 1 GB/s over about
                              8 s); < 0: none */
+    /* Appended. The package's turbo table as the hardware states it (the
+     * clock with n busy cores over the clock with one, n = 1..@turbo_n at
+     * [n-1]), handed to the policy (snapshot.turbo_rel); NULL: unknown. */
+    const double *turbo_rel;
+    unsigned turbo_n;
 };
 
 struct corun_engine_task {

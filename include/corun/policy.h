@@ -73,6 +73,11 @@ struct corun_snapshot {
      * node's bandwidth; such a move must gain @mem_move_cost more. */
     bool mem_follows;
     double mem_move_cost;
+    /* Appended. The clock of a package with n busy cores over its clock
+     * with one, n = 1..@turbo_n at [n-1] (more busy cores: the last); NULL:
+     * unknown, and a typical server part's linear 20% drop stands in. */
+    const double *turbo_rel;
+    unsigned turbo_n;
 };
 
 /* A placement: one dense CPU index per task, -1 for "leave to the kernel". */

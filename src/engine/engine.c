@@ -696,7 +696,9 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
                                        * ours to hold to: the kernel's. */
                                       .move_cost = e->round ? e->o.move_cost : 0,
                                       .mem_follows = e->mem_follows,
-                                      .mem_move_cost = e->o.mem_move_cost};
+                                      .mem_move_cost = e->o.mem_move_cost,
+                                      .turbo_rel = e->o.turbo_rel,
+                                      .turbo_n = e->o.turbo_rel ? e->o.turbo_n : 0};
     plan = (struct corun_plan){.ntasks = m, .cpu = pc.want};
     e->round++;
     e->st.plans++;

@@ -70,6 +70,8 @@ struct corun__pm {
     int *pkg, *core;      /* package and core of each CPU, -1 */
     unsigned *pkg_cores;  /* cores per package */
     unsigned npkg, ncore;
+    const double *turbo_rel; /* the snapshot's turbo table, NULL */
+    unsigned turbo_n;
     double pair[CORUN__PM_NCLS][CORUN__PM_NCLS];
     double spill[CORUN__PM_NCLS][CORUN__PM_NCLS]; /* more per L3 share lost */
 };
@@ -175,10 +177,15 @@ static inline double corun__pm_remote_x(const struct corun__pm *pm, unsigned i, 
  * (SIMULATOR.md); the predictor takes the middle, linear in busy cores. */
 #define CORUN__PM_TURBO_DROP 0.2
 
-/* Relative clock of a package with @active of @cores cores busy. */
-static inline double corun__pm_turbo(unsigned active, unsigned cores)
+/* Relative clock of a package with @active of @cores cores busy: the
+ * snapshot's table when it has one, else linear. */
+static inline double corun__pm_turbo(const struct corun__pm *pm, unsigned active, unsigned cores)
 {
-    if (cores <= 1 || active <= 1)
+    if (active <= 1)
+        return 1.0;
+    if (pm->turbo_rel && pm->turbo_n)
+        return pm->turbo_rel[(active < pm->turbo_n ? active : pm->turbo_n) - 1];
+    if (cores <= 1)
         return 1.0;
     return 1.0 - CORUN__PM_TURBO_DROP * (double)(active - 1) / (cores - 1);
 }

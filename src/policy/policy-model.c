@@ -189,6 +189,8 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     corun__cache_geom(snap->topo, &geom);
     pm->topo = snap->topo;
     pm->mmc = snap->mem_follows && snap->mem_move_cost > 0 ? snap->mem_move_cost : 0;
+    pm->turbo_rel = snap->turbo_n ? snap->turbo_rel : NULL;
+    pm->turbo_n = snap->turbo_rel ? snap->turbo_n : 0;
     pm->n = n;
     pm->ncpus = nc;
     pm->press = malloc((n ? n : 1) * CORUN__PM_NLEV * sizeof(double));
@@ -376,7 +378,7 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
             x += corun__pm_remote_x(pm, i, (unsigned)cpu[i]);
             {
                 int p = pm->pkg[cpu[i]];
-                double g = p >= 0 ? corun__pm_turbo(active[p], pm->pkg_cores[p]) : 1.0;
+                double g = p >= 0 ? corun__pm_turbo(pm, active[p], pm->pkg_cores[p]) : 1.0;
 
                 s = corun__pm_cf(pm, i, (unsigned)cpu[i], g) / (1.0 + x) / cnt[cpu[i]];
             }

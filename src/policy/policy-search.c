@@ -120,7 +120,7 @@ static double speed_of(const struct ls *ls, unsigned t)
     }
     {
         int p = pm->pkg[c];
-        double g = p >= 0 ? corun__pm_turbo(ls->active[p], pm->pkg_cores[p]) : 1.0;
+        double g = p >= 0 ? corun__pm_turbo(pm, ls->active[p], pm->pkg_cores[p]) : 1.0;
 
         return pm->w[t] * corun__pm_cf(pm, t, c, g) / (1.0 + x) / ls->cnt[c];
     }

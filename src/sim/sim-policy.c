@@ -45,7 +45,7 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
     struct corun_engine *eng = NULL;
     struct corun_sim *sim = NULL;
     void *sense = NULL, *act = NULL;
-    double interval = INTERVAL_S, warm = WARMUP_S;
+    double interval = INTERVAL_S, warm = WARMUP_S, *turbo = NULL;
     int *cpu = NULL, err;
 
     memset(out, 0, sizeof(*out));
@@ -84,6 +84,21 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
     eo.interval_ns = (uint64_t)llround(interval * 1e9);
     eo.warmup_ns = (uint64_t)llround(warm * 1e9);
     eo.seed = opts->seed;
+    /* The machine's turbo table, as the hardware states it. */
+    {
+        unsigned np = corun_topo_ndomains(topo, CORUN_LEVEL_PACKAGE);
+        unsigned nc = corun_topo_ndomains(topo, CORUN_LEVEL_CORE) / (np ? np : 1);
+
+        turbo = malloc((nc ? nc : 1) * sizeof(*turbo));
+        if (!turbo) {
+            err = -ENOMEM;
+            goto out_close;
+        }
+        for (unsigned k = 1; k <= nc; k++)
+            turbo[k - 1] = corun_sim_turbo_ghz(m, k, nc) / corun_sim_turbo_ghz(m, 1, nc);
+        eo.turbo_rel = turbo;
+        eo.turbo_n = nc;
+    }
     if ((err = corun_engine_new(&eo, &eng)))
         goto out_close;
     for (unsigned i = 0; i < ntasks; i++) {
@@ -121,6 +136,7 @@ out_close:
         corun_act_sim_ops.close(act);
 out_free:
     free(cpu);
+    free(turbo);
     corun_sim_free(sim);
     return err;
 }

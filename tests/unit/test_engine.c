@@ -516,6 +516,48 @@ static void test_linux_pins_nothing(void **state)
     corun_engine_free(e);
 }
 
+/* A policy that records the turbo table it is handed and places nothing. */
+static const double *seen_turbo;
+static unsigned seen_turbo_n;
+
+static int record_turbo(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    seen_turbo = snap->turbo_rel;
+    seen_turbo_n = snap->turbo_n;
+    for (unsigned i = 0; i < plan->ntasks; i++)
+        plan->cpu[i] = -1;
+    return 0;
+}
+
+/* The turbo table of the options reaches the policy with every snapshot. */
+static void test_turbo_table_reaches_policy(void **state)
+{
+    static const struct corun_policy rec = {.name = "rec", .summary = "records", .place =
+                                                                                   record_turbo};
+    const double table[2] = {1.0, 0.9};
+    struct corun_engine_opts o = {
+        .topo = W.topo,
+        .policy = &rec,
+        .sense = &fake_sense,
+        .act = &fake_act,
+        .clock = {.now_ns = fake_now, .wait_until = fake_wait},
+        .interval_ns = 100000000,
+        .turbo_rel = table,
+        .turbo_n = 2,
+    };
+    struct corun_engine_task t = {.target = 0, .id = 100};
+    struct corun_engine *e;
+
+    seen_turbo = NULL;
+    seen_turbo_n = 0;
+    assert_int_equal(corun_engine_new(&o, &e), 0);
+    assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    assert_ptr_equal(seen_turbo, table);
+    assert_int_equal(seen_turbo_n, 2);
+    corun_engine_free(e);
+}
+
 static void test_bad_options(void **state)
 {
     struct corun_engine_opts o = {0};
@@ -543,6 +585,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outcome_check_survives_failing_task, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_shared_handle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_turbo_table_reaches_policy, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
  * known best answer: SMT pairing of streaming with compute tasks, DI's
  * spreading of devils across LLCs, the predicted optimum found by exhaustive
  * search on small machines, hybrid capacity, hysteresis, an SMT pair's cost
- * growing with the load on the LLC above; and, for every
+ * growing with the load on the LLC above, the turbo table; and, for every
  * policy on every fixture topology, valid and deterministic plans.
  */
 #include "testutil.h"
@@ -452,6 +452,57 @@ static void test_predict_spill(void **state)
     corun_topo_free(t);
 }
 
+/* Cores of @t that @cpu[0..n) keep busy. */
+static unsigned busy_cores(const struct corun_topo *t, const int *cpu, unsigned n)
+{
+    unsigned busy = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        bool first = true;
+
+        for (unsigned j = 0; j < i; j++)
+            if (corun_topo_shares(t, (unsigned)cpu[i], (unsigned)cpu[j], CORUN_LEVEL_CORE))
+                first = false;
+        busy += first;
+    }
+    return busy;
+}
+
+/*
+ * The turbo table a snapshot carries decides whether light tasks share
+ * cores to let the others idle: four sheep on four SMT cores spread when
+ * the clock does not depend on busy cores, and pack into two when a third
+ * busy core halves it.
+ */
+static void test_turbo_table(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:1 l3:1(size=33554432) core:4 pu:2");
+    struct corun_task_profile tk[4] = {task(0, CORUN_CLASS_SHEEP), task(1, CORUN_CLASS_SHEEP),
+                                       task(2, CORUN_CLASS_SHEEP), task(3, CORUN_CLASS_SHEEP)};
+    const double flat[4] = {1, 1, 1, 1}, step[4] = {1, 1, 0.5, 0.5};
+    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk, .seed = 3,
+                               .turbo_rel = flat, .turbo_n = 4};
+    int cpu[4];
+
+    place("corun", &s, cpu);
+    assert_int_equal(busy_cores(t, cpu, 4), 4);
+    s.turbo_rel = step;
+    place("corun", &s, cpu);
+    assert_int_equal(busy_cores(t, cpu, 4), 2);
+    /* The predictor reads the table: the same placement, half the clock. */
+    {
+        int spread[4] = {0, 2, 4, 6};
+        double with_flat, with_step;
+
+        s.turbo_rel = flat;
+        with_flat = corun_policy_predict(&s, spread, NULL);
+        s.turbo_rel = step;
+        with_step = corun_policy_predict(&s, spread, NULL);
+        assert_true(with_step < with_flat * 0.8);
+    }
+    corun_topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_check_plan),
         cmocka_unit_test(test_predict_orderings),
         cmocka_unit_test(test_predict_spill),
+        cmocka_unit_test(test_turbo_table),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
