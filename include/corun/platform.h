@@ -181,6 +181,15 @@ struct corun_platform_msr {
     enum corun_tri turbo_disabled; /* IA32_MISC_ENABLE[38] or AMD HWCR[25] */
     char turbo_source[48];
     char why[CORUN_PLATFORM_WHY];
+    /* Appended. Intel's turbo table (MSR_TURBO_RATIO_LIMIT): with up to
+     * turbo_cores[i] busy cores a package runs at turbo_ratio[i] x 100 MHz,
+     * groups by rising core count; the counts come from
+     * MSR_TURBO_RATIO_LIMIT_CORES when it reads as rising counts (server
+     * parts since Skylake), else group i is i + 1 cores (the older layout).
+     * 0 groups: not read (not Intel, MSRs not readable). */
+    unsigned turbo_groups;
+    unsigned turbo_cores[8];
+    unsigned turbo_ratio[8];
 };
 
 struct corun_platform_hypervisor {
@@ -276,6 +285,15 @@ CORUN_API int corun_platform_probe(const struct corun_platform_opts *opts,
 
 /* Releases a report; accepts NULL. */
 CORUN_API void corun_platform_free(struct corun_platform *p);
+
+/*
+ * corun_platform_turbo_rel() - the turbo table of @p as the engine takes it
+ * (corun_engine_opts.turbo_rel): for n = 1..@ncores busy cores of a package,
+ * the clock over the clock with one busy core, in @rel[n - 1] (beyond the
+ * last group, the last group's). 0, or -ENODATA without a table.
+ */
+CORUN_API int corun_platform_turbo_rel(const struct corun_platform *p, unsigned ncores,
+                                       double *rel);
 
 /* "yes", "no" or "unknown". */
 CORUN_API const char *corun_platform_tri_name(enum corun_tri t);

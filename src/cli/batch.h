@@ -49,6 +49,7 @@ struct batch {
     const struct corun_act_ops *ops;
     void *act;
     struct corun_engine *eng; /* re-places running jobs; NULL: none (linux, no sensor) */
+    double *turbo;            /* the turbo table handed to the engine; NULL: unread */
     struct corun_topo *topo;
     unsigned jmax;
     unsigned njobs;

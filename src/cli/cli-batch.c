@@ -41,6 +41,7 @@
 #include "cli/place.h"
 #include "cli/spawn.h"
 #include "cli/topo-load.h"
+#include "corun/platform.h"
 
 #define TICK_NS         250000000L /* learning and thread pick-up period */
 #define ENGINE_EVERY_NS 2000000000 /* the engine's interval (ns): re-place at most this often */
@@ -637,6 +638,30 @@ static void drain(struct batch *b)
  * an actuator or a sensor, or when it cannot be made: then running jobs stay
  * where they started.
  */
+/*
+ * The package's turbo table from Intel's MSR_TURBO_RATIO_LIMIT, for the
+ * engine (corun_platform_turbo_rel()); NULL where it cannot be read (not
+ * root, no msr driver, not Intel): the policy then assumes a typical drop.
+ */
+static double *turbo_table(const struct corun_topo *topo, unsigned *n)
+{
+    struct corun_platform_opts po = {.read_msr = true};
+    struct corun_platform *p = NULL;
+    unsigned np = corun_topo_ndomains(topo, CORUN_LEVEL_PACKAGE);
+    double *rel;
+
+    *n = corun_topo_ndomains(topo, CORUN_LEVEL_CORE) / (np ? np : 1);
+    if (!*n || corun_platform_probe(&po, &p))
+        return NULL;
+    rel = malloc(*n * sizeof(*rel));
+    if (rel && corun_platform_turbo_rel(p, *n, rel)) {
+        free(rel);
+        rel = NULL;
+    }
+    corun_platform_free(p);
+    return rel;
+}
+
 static void engine_open(struct batch *b)
 {
     struct corun_engine_opts o = {.topo = b->topo,
@@ -653,6 +678,11 @@ static void engine_open(struct batch *b)
     b->eng = NULL;
     if (b->fifo || !b->ops || !run_measure_sense(&o.sense, &o.sense_state))
         return;
+    b->turbo = turbo_table(b->topo, &o.turbo_n);
+    o.turbo_rel = b->turbo;
+    if (cli_verbose)
+        fprintf(stderr, "corun batch: turbo table %s\n",
+                b->turbo ? "from MSR_TURBO_RATIO_LIMIT" : "unknown (MSR unreadable or not Intel)");
     if ((err = corun_engine_new(&o, &b->eng))) {
         cli_error("batch", "engine: %s; running jobs will not be re-placed", corun_strerror(err));
         b->eng = NULL;
@@ -679,6 +709,8 @@ static void engine_close(struct batch *b)
                 (unsigned long long)st.errors);
     corun_engine_free(b->eng);
     b->eng = NULL;
+    free(b->turbo);
+    b->turbo = NULL;
 }
 
 /* Runs the whole batch @b. Returns 0, or the signal that stopped it. */

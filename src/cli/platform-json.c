@@ -254,6 +254,23 @@ static void msr(struct json *j, const struct corun_platform *p)
          m->why[0] ? m->why : "the turbo-disable MSR is unreadable or unknown for this vendor");
     if (m->turbo_disabled != CORUN_TRI_UNKNOWN)
         json_kstr(j, "turbo_source", m->turbo_source);
+    json_key(j, "turbo_ratio_limits");
+    if (m->turbo_groups) {
+        json_arr_begin(j);
+        for (unsigned i = 0; i < m->turbo_groups; i++) {
+            json_obj_begin_inline(j);
+            json_kuint(j, "max_busy_cores", m->turbo_cores[i]);
+            json_kuint(j, "ratio", m->turbo_ratio[i]);
+            json_obj_end(j);
+        }
+        json_arr_end(j);
+    } else {
+        json_null(j);
+        json_kstr(j, "turbo_ratio_limits_reason",
+                  m->accessible != CORUN_TRI_YES
+                      ? (m->why[0] ? m->why : "MSRs not readable")
+                      : "MSR_TURBO_RATIO_LIMIT is Intel's, and did not read");
+    }
     json_obj_end(j);
 }
 

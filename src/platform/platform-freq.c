@@ -165,6 +165,8 @@ int corun__pf_freq(struct corun__pf_ctx *c, struct corun_platform *p)
 #define MSR_MPERF            0xe7
 #define MSR_APERF            0xe8
 #define MSR_IA32_MISC_ENABLE 0x1a0
+#define MSR_TURBO_RATIO_LIMIT 0x1ad
+#define MSR_TURBO_RATIO_LIMIT_CORES 0x1ae
 #define MSR_AMD_HWCR         0xc0010015ull
 
 static int rdmsr(int fd, uint64_t msr, uint64_t *val)
@@ -174,6 +176,28 @@ static int rdmsr(int fd, uint64_t msr, uint64_t *val)
     if (n < 0)
         return -errno;
     return n == (ssize_t)sizeof(*val) ? 0 : -EIO;
+}
+
+
+void corun__pf_turbo_decode(uint64_t limits, bool have_cores, uint64_t cores,
+                            struct corun_platform_msr *m)
+{
+    bool counts = have_cores;
+    unsigned n = 0;
+
+    while (n < 8 && ((limits >> (8 * n)) & 0xff))
+        n++;
+    for (unsigned i = 0; counts && i < n; i++) {
+        unsigned c = (unsigned)(cores >> (8 * i)) & 0xff;
+
+        if (!c || (i && c <= ((cores >> (8 * (i - 1))) & 0xff)))
+            counts = false;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        m->turbo_ratio[i] = (unsigned)(limits >> (8 * i)) & 0xff;
+        m->turbo_cores[i] = counts ? (unsigned)(cores >> (8 * i)) & 0xff : i + 1;
+    }
+    m->turbo_groups = n;
 }
 
 int corun__pf_msr(struct corun__pf_ctx *c, struct corun_platform *p)
@@ -210,6 +234,12 @@ int corun__pf_msr(struct corun__pf_ctx *c, struct corun_platform *p)
         snprintf(m->why, sizeof(m->why), "reading MPERF through /dev/cpu/0/msr: %s%s",
                  corun_strerror(err),
                  err == -EIO ? " (the hypervisor does not pass this MSR through)" : "");
+    if (intel && rdmsr(fd, MSR_TURBO_RATIO_LIMIT, &v) == 0) {
+        uint64_t cores = 0;
+        bool have = rdmsr(fd, MSR_TURBO_RATIO_LIMIT_CORES, &cores) == 0;
+
+        corun__pf_turbo_decode(v, have, cores, m);
+    }
     if (intel && rdmsr(fd, MSR_IA32_MISC_ENABLE, &v) == 0) {
         m->turbo_disabled = (v >> 38) & 1 ? CORUN_TRI_YES : CORUN_TRI_NO;
         corun__pf_copy(m->turbo_source, sizeof(m->turbo_source), "IA32_MISC_ENABLE bit 38");
@@ -218,5 +248,20 @@ int corun__pf_msr(struct corun__pf_ctx *c, struct corun_platform *p)
         corun__pf_copy(m->turbo_source, sizeof(m->turbo_source), "HWCR bit 25 (CpbDis)");
     }
     close(fd);
+    return 0;
+}
+
+int corun_platform_turbo_rel(const struct corun_platform *p, unsigned ncores, double *rel)
+{
+    const struct corun_platform_msr *m = p ? &p->msr : NULL;
+    unsigned g = 0;
+
+    if (!m || !rel || !m->turbo_groups || !m->turbo_ratio[0])
+        return p && rel ? -ENODATA : -EINVAL;
+    for (unsigned n = 1; n <= ncores; n++) {
+        while (g + 1 < m->turbo_groups && n > m->turbo_cores[g])
+            g++;
+        rel[n - 1] = (double)m->turbo_ratio[g] / m->turbo_ratio[0];
+    }
     return 0;
 }

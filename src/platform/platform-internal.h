@@ -84,6 +84,16 @@ int corun__pf_pmu(struct corun__pf_ctx *c, struct corun_platform *p);
 int corun__pf_rdt(struct corun__pf_ctx *c, struct corun_platform *p);
 int corun__pf_freq(struct corun__pf_ctx *c, struct corun_platform *p);
 int corun__pf_msr(struct corun__pf_ctx *c, struct corun_platform *p);
+
+/*
+ * The groups of Intel's turbo table into @m from MSR_TURBO_RATIO_LIMIT
+ * @limits: one ratio per byte, lowest byte first, up to the first zero; for
+ * the busy-core counts of MSR_TURBO_RATIO_LIMIT_CORES @cores when it was
+ * read (@have_cores) and holds rising non-zero counts for those groups, else
+ * for 1, 2, ... busy cores.
+ */
+void corun__pf_turbo_decode(uint64_t limits, bool have_cores, uint64_t cores,
+                            struct corun_platform_msr *m);
 int corun__pf_kernel(struct corun__pf_ctx *c, struct corun_platform *p);
 int corun__pf_modules(struct corun__pf_ctx *c, struct corun_platform *p);
 int corun__pf_firmware(struct corun__pf_ctx *c, struct corun_platform *p);

@@ -316,8 +316,10 @@ static void test_msr_decoding(void **state)
 {
     char dir[] = "/tmp/corun-platform-XXXXXX";
     const char *cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n";
-    unsigned char msr[0x1a8] = {0};
+    unsigned char msr[0x1b8] = {0};
     uint64_t misc = 1ull << 38, mperf = 0x1122334455667788ull;
+    uint64_t ratios = 0x1f232526ull; /* 3.8, 3.7, 3.5, 3.1 GHz */
+    double rel[30];
     struct corun_platform_opts o = {.root = dir, .read_msr = true};
     struct corun_platform *p;
 
@@ -332,7 +334,24 @@ static void test_msr_decoding(void **state)
     assert_int_equal(p->msr.mperf, (int64_t)mperf);
     assert_int_equal(p->msr.turbo_disabled, CORUN_TRI_YES);
     assert_string_equal(p->msr.turbo_source, "IA32_MISC_ENABLE bit 38");
+    assert_int_equal(p->msr.turbo_groups, 0); /* a zero ratio: no table */
+    assert_int_equal(corun_platform_turbo_rel(p, 30, rel), -ENODATA);
     corun_platform_free(p);
+
+    /* The turbo table read through the file: 0x1ae overlaps 0x1ad in a flat
+     * file (one register per byte offset there, not per number), so it reads
+     * falling ratios, not rising counts, and the older layout is taken: 3.8
+     * GHz with 1 busy core, 3.7 with 2, 3.5 with 3, 3.1 with 4 or more. */
+    memcpy(msr + 0x1ad, &ratios, 8);
+    write_file(dir, "dev/cpu/0/msr", msr, sizeof(msr));
+    assert_int_equal(corun_platform_probe(&o, &p), 0);
+    assert_int_equal(p->msr.turbo_groups, 4);
+    assert_int_equal(p->msr.turbo_cores[3], 4);
+    assert_int_equal(corun_platform_turbo_rel(p, 30, rel), 0);
+    assert_true(fabs(rel[0] - 1) < 1e-9 && fabs(rel[1] - 37.0 / 38) < 1e-9);
+    assert_true(fabs(rel[29] - 31.0 / 38) < 1e-9); /* beyond the last group */
+    corun_platform_free(p);
+    memset(msr + 0x1ad, 0, 8);
 
     misc = 0;
     memcpy(msr + 0x1a0, &misc, 8);
@@ -348,6 +367,36 @@ static void test_msr_decoding(void **state)
     assert_true(has(p->msr.why, "MPERF"));
     corun_platform_free(p);
     remove_tree(dir);
+}
+
+/* Intel's turbo table: a server part's groups by MSR_TURBO_RATIO_LIMIT_CORES
+ * (3.8 GHz up to 2 busy cores, 3.7 up to 4, 3.5 up to 8, 3.1 up to 28), the
+ * older layout when those counts do not rise, and the engine's table. */
+static void test_turbo_table(void **state)
+{
+    struct corun_platform p;
+    double rel[30];
+
+    memset(&p, 0, sizeof(p));
+    corun__pf_turbo_decode(0x1f232526ull, true, 0x1c080402ull, &p.msr);
+    assert_int_equal(p.msr.turbo_groups, 4);
+    assert_int_equal(p.msr.turbo_cores[0], 2);
+    assert_int_equal(p.msr.turbo_cores[3], 28);
+    assert_int_equal(corun_platform_turbo_rel(&p, 30, rel), 0);
+    assert_true(fabs(rel[1] - 1) < 1e-9);           /* 2 busy: the first group */
+    assert_true(fabs(rel[2] - 37.0 / 38) < 1e-9);   /* 3 busy: up to 4 */
+    assert_true(fabs(rel[8] - 31.0 / 38) < 1e-9);   /* 9 busy: up to 28 */
+    assert_true(fabs(rel[29] - 31.0 / 38) < 1e-9);  /* past 28: the last */
+    /* Counts that do not rise: the older layout, group i is i + 1 cores. */
+    corun__pf_turbo_decode(0x1f232526ull, true, 0x02080402ull, &p.msr);
+    assert_int_equal(p.msr.turbo_cores[3], 4);
+    corun__pf_turbo_decode(0x1f232526ull, false, 0, &p.msr);
+    assert_int_equal(p.msr.turbo_cores[1], 2);
+    /* No ratio: no table. */
+    corun__pf_turbo_decode(0, true, 0x1c080402ull, &p.msr);
+    assert_int_equal(p.msr.turbo_groups, 0);
+    assert_int_equal(corun_platform_turbo_rel(&p, 30, rel), -ENODATA);
+    assert_int_equal(corun_platform_turbo_rel(NULL, 30, rel), -EINVAL);
 }
 
 /* Command-line switches: one the kernel shows by clearing the flag (nopcid),
@@ -579,6 +628,7 @@ int main(void)
         cmocka_unit_test(test_kvm_guest),     cmocka_unit_test(test_intel_server),
         cmocka_unit_test(test_hybrid_laptop), cmocka_unit_test(test_pmu_verdicts),
         cmocka_unit_test(test_msr_decoding),  cmocka_unit_test(test_switches),
+        cmocka_unit_test(test_turbo_table),
         cmocka_unit_test(test_empty_tree),    cmocka_unit_test(test_params),
         cmocka_unit_test(test_small_parsers), cmocka_unit_test(test_cpuid_dump),
         cmocka_unit_test(test_ctxsw),         cmocka_unit_test(test_ctxsw_affinity_fails),
