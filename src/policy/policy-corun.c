@@ -22,7 +22,10 @@
  *     cost per task moved from where it runs now), from the constructed
  *     placement and, when every task is placed, from the current one; the
  *     better wins, which is the hysteresis: a plan that does not beat the
- *     current placement by the move cost keeps it.
+ *     current placement by the move cost keeps it. With a turbo table in
+ *     the snapshot, also from plans built on fewer cores per package, one
+ *     per bin edge: a bin is reached only by idling several cores at once,
+ *     which no single move of the search does.
  *
  * Source: ours. It combines the cache/memory-domain balancing of
  * Distributed Intensity (Zhuravlev et al., ASPLOS 2010), the SMT symbiosis of
@@ -62,7 +65,13 @@ struct ctx {
 
 /* ---- step 1: slots ---------------------------------------------------------- */
 
-static int pick_slots(struct ctx *cx)
+/*
+ * Which CPUs hold how many tasks, in cx->slots: the spread order, with at
+ * most @cap busy cores per package when @cap is not 0 (their second threads
+ * then take the tasks the idle cores would have: a turbo bin higher can be
+ * worth it). Returns 0 or -ENOMEM.
+ */
+static int pick_slots(struct ctx *cx, unsigned cap)
 {
     const struct corun__pm *pm = cx->pm;
     unsigned *order, n, k = 0;
@@ -86,6 +95,38 @@ static int pick_slots(struct ctx *cx)
             j--;
         }
         order[j] = c;
+    }
+    memset(cx->slots, 0, pm->ncpus * sizeof(*cx->slots));
+    if (cap) {
+        /* Keep the CPUs of the first @cap cores of each package (in spread
+         * order) and their siblings. */
+        unsigned *used = calloc(pm->npkg ? pm->npkg : 1, sizeof(*used)), m = 0;
+        unsigned char *core_on = calloc(pm->ncore ? pm->ncore : 1, 1);
+
+        if (!used || !core_on) {
+            free(used);
+            free(core_on);
+            free(order);
+            return -ENOMEM;
+        }
+        for (unsigned i = 0; i < n; i++) {
+            unsigned c = order[i];
+            int p = pm->pkg[c], core = pm->core[c];
+
+            if (p < 0 || core < 0) {
+                order[m++] = c;
+                continue;
+            }
+            if (!core_on[core] && corun_topo_cpu(pm->topo, c)->smt_rank == 0 && used[p] < cap) {
+                core_on[core] = 1;
+                used[p]++;
+            }
+            if (core_on[core])
+                order[m++] = c;
+        }
+        free(used);
+        free(core_on);
+        n = m ? m : n;
     }
     for (unsigned t = 0; t < pm->n; t++)
         cx->slots[order[k++ % n]]++;
@@ -670,7 +711,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
         err = -ENOMEM;
         goto out_free;
     }
-    err = pick_slots(&cx);
+    err = pick_slots(&cx, 0);
     if (!err)
         err = corun__cpus_dense(snap->topo, &cpus, &ncpus);
     if (err)
@@ -690,6 +731,35 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
         obj_alt = corun__search(&pm, alt, cur, snap->move_cost, snap->seed ^ 1,
                                 search_budget(n));
         if (obj_alt > obj) {
+            memcpy(plan->cpu, alt, n * sizeof(*alt));
+            obj = obj_alt;
+        }
+    }
+    /* With a turbo table, plans that leave cores idle to stay in a higher
+     * bin: one per bin edge that still holds every task on its own thread.
+     * No single move reaches them (freeing a core gains nothing until the
+     * last one of the bin). */
+    for (unsigned c = 2; pm.turbo_rel && c < pm.turbo_n && c <= pm.pkg_cores[0]; c++) {
+        const struct corun_topo_info *in = corun_topo_info(snap->topo);
+        unsigned threads = (in->smt_width ? in->smt_width : 1) * c * (pm.npkg ? pm.npkg : 1);
+
+        if (!(pm.turbo_rel[c] < pm.turbo_rel[c - 1] - 1e-9) || threads < n || c * pm.npkg >= n)
+            continue;
+        err = pick_slots(&cx, c);
+        if (err)
+            goto out_free;
+        for (unsigned i = 0; i < n; i++) {
+            tasks[i] = i;
+            alt[i] = -1;
+        }
+        cx.cpu = alt;
+        err = distribute(&cx, cpus, ncpus, tasks, n);
+        cx.cpu = plan->cpu;
+        if (err)
+            goto out_free;
+        obj_alt = corun__search(&pm, alt, cur, snap->move_cost, snap->seed ^ (0xb1 + c),
+                                search_budget(n));
+        if (obj_alt > obj + 1e-9) {
             memcpy(plan->cpu, alt, n * sizeof(*alt));
             obj = obj_alt;
         }

@@ -503,6 +503,30 @@ static void test_turbo_table(void **state)
     corun_topo_free(t);
 }
 
+/*
+ * A turbo bin is reached only by freeing several cores at once: thirty
+ * sheep on 32 SMT cores run a bin faster on 24 busy cores than on 25 to 30,
+ * and no single move from one sheep per core gets there (too many tasks for
+ * random restarts). corun starts a plan at each bin edge of the table.
+ */
+static void test_turbo_bin_edge(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:1 l3:1(size=33554432) core:32 pu:2");
+    struct corun_task_profile tk[30];
+    double bins[32];
+    struct corun_snapshot s = {.topo = t, .ntasks = 30, .tasks = tk, .seed = 5,
+                               .turbo_rel = bins, .turbo_n = 32};
+    int cpu[30];
+
+    for (unsigned i = 0; i < 32; i++)
+        bins[i] = i < 24 ? 1.0 : 0.8;
+    for (unsigned i = 0; i < 30; i++)
+        tk[i] = task(i, CORUN_CLASS_SHEEP);
+    place("corun", &s, cpu);
+    assert_int_equal(busy_cores(t, cpu, 30), 24);
+    corun_topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_predict_orderings),
         cmocka_unit_test(test_predict_spill),
         cmocka_unit_test(test_turbo_table),
+        cmocka_unit_test(test_turbo_bin_edge),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
