@@ -23,9 +23,9 @@
  *     placement and, when every task is placed, from the current one; the
  *     better wins, which is the hysteresis: a plan that does not beat the
  *     current placement by the move cost keeps it. With a turbo table in
- *     the snapshot, also from plans built on fewer cores per package, one
- *     per bin edge: a bin is reached only by idling several cores at once,
- *     which no single move of the search does.
+ *     the snapshot, also from a plan built on fewer cores per package, at
+ *     the nearest bin edge below: a bin is reached only by idling several
+ *     cores at once, which no single move of the search does.
  *
  * Source: ours. It combines the cache/memory-domain balancing of
  * Distributed Intensity (Zhuravlev et al., ASPLOS 2010), the SMT symbiosis of
@@ -735,15 +735,20 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
             obj = obj_alt;
         }
     }
-    /* With a turbo table, plans that leave cores idle to stay in a higher
-     * bin: one per bin edge that still holds every task on its own thread.
-     * No single move reaches them (freeing a core gains nothing until the
-     * last one of the bin). */
-    for (unsigned c = 2; pm.turbo_rel && c < pm.turbo_n && c <= pm.pkg_cores[0]; c++) {
+    /* With a turbo table, a plan that leaves cores idle to stay a bin
+     * higher: at the nearest bin edge below the busy cores of the plan above
+     * that still holds every task on its own thread. No single move reaches
+     * it (freeing a core gains nothing until the last one of the bin); the
+     * bins further down are left to the search from there, at the cost of a
+     * second construction and search only. */
+    for (unsigned c = pm.turbo_n - 1 < pm.pkg_cores[0] ? pm.turbo_n - 1 : pm.pkg_cores[0];
+         pm.turbo_rel && pm.turbo_n > 1 && c >= 2; c--) {
         const struct corun_topo_info *in = corun_topo_info(snap->topo);
         unsigned threads = (in->smt_width ? in->smt_width : 1) * c * (pm.npkg ? pm.npkg : 1);
 
-        if (!(pm.turbo_rel[c] < pm.turbo_rel[c - 1] - 1e-9) || threads < n || c * pm.npkg >= n)
+        if (threads < n)
+            break;
+        if (!(pm.turbo_rel[c] < pm.turbo_rel[c - 1] - 1e-9) || c * pm.npkg >= n)
             continue;
         err = pick_slots(&cx, c);
         if (err)
@@ -763,6 +768,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
             memcpy(plan->cpu, alt, n * sizeof(*alt));
             obj = obj_alt;
         }
+        break;
     }
     /* Small cases: a few seeded random restarts too. Turbo couples every
      * core of a package, so one-move-at-a-time search has local optima
