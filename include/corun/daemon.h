@@ -103,6 +103,10 @@ CORUN_API int corun_daemon_config_load(struct corun_daemon_config *c, const char
 /* The parts the daemon drives, chosen by the front end. Any may be NULL:
  * without @act or @policy (or @topo) the daemon observes only; without @sense
  * it knows only CPU use. */
+/* Busy-core counts of a package's turbo table the daemon keeps; beyond, the
+ * last entry stands. */
+#define CORUN_DAEMON_TURBO_MAX 256
+
 struct corun_daemon_parts {
     const struct corun_topo *topo; /* borrowed; outlives the daemon */
     const struct corun_sense_ops *sense;
@@ -110,6 +114,11 @@ struct corun_daemon_parts {
     const struct corun_policy *policy;
     const char *observe_only_why; /* why a part is missing, for status */
     char sensor_why[160];         /* why there is no sensor, when @sense is NULL */
+    /* Appended. The package's turbo table handed to the policy (the clock
+     * with n busy cores over one, n = 1..@turbo_n; corun_snapshot.turbo_rel);
+     * 0 entries: unknown. */
+    double turbo_rel[CORUN_DAEMON_TURBO_MAX];
+    unsigned turbo_n;
 };
 
 struct corun_daemon;

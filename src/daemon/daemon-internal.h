@@ -81,6 +81,8 @@ struct corun_daemon {
     bool mem_refused;         /* the kernel refused a memory move for good (EPERM, ENOSYS) */
     uint64_t err_esrch, err_eperm, err_other;
     unsigned scan_errors;
+    double turbo_rel[CORUN_DAEMON_TURBO_MAX]; /* parts.turbo_rel */
+    unsigned turbo_n;
 };
 
 /* Chooses the parts for @cfg: the topology, sensor, actuator and policy by

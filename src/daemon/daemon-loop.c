@@ -25,6 +25,7 @@
 #include "common/internal.h"
 #include "common/sys.h"
 #include "corun/model.h"
+#include "corun/platform.h"
 #include "corun/profile.h"
 #include "daemon/daemon-internal.h"
 
@@ -91,6 +92,21 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
     }
     parts->topo = *topo_out;
     parts->observe_only_why = why[0] ? why : NULL;
+    /* Intel's turbo table, where the MSRs read (root, the msr driver). */
+    if (*topo_out) {
+        struct corun_platform_opts po = {.read_msr = true};
+        struct corun_platform *p = NULL;
+        unsigned np = corun_topo_ndomains(*topo_out, CORUN_LEVEL_PACKAGE);
+        unsigned n = corun_topo_ndomains(*topo_out, CORUN_LEVEL_CORE) / (np ? np : 1);
+
+        if (n > CORUN_DAEMON_TURBO_MAX)
+            n = CORUN_DAEMON_TURBO_MAX;
+        if (n && !corun_platform_probe(&po, &p) && !corun_platform_turbo_rel(p, n, parts->turbo_rel))
+            parts->turbo_n = n;
+        corun_platform_free(p);
+        corun__info("daemon: turbo table %s", parts->turbo_n ? "from MSR_TURBO_RATIO_LIMIT"
+                                                             : "unknown (MSR unreadable or not Intel)");
+    }
     return 0;
 }
 
@@ -477,7 +493,9 @@ static int place_and_apply(struct corun_daemon *d)
         idx[nact++] = i;
     }
     snap = (struct corun_snapshot){.topo = d->topo, .ntasks = nact, .tasks = tasks, .seed = 1,
-                                   .mem_follows = mem_follows(d), .mem_move_cost = 0.03};
+                                   .mem_follows = mem_follows(d), .mem_move_cost = 0.03,
+                                   .turbo_rel = d->turbo_n ? d->turbo_rel : NULL,
+                                   .turbo_n = d->turbo_n};
     plan.ntasks = nact;
     err = nact ? d->policy->place(&snap, &plan) : 0;
     if (err) {

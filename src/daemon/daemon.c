@@ -184,6 +184,8 @@ int corun_daemon_open(const struct corun_daemon_config *cfg, const struct corun_
         goto out_hist;
     d->topo = parts->topo;
     d->policy = parts->policy;
+    d->turbo_n = parts->turbo_n < CORUN_DAEMON_TURBO_MAX ? parts->turbo_n : CORUN_DAEMON_TURBO_MAX;
+    memcpy(d->turbo_rel, parts->turbo_rel, d->turbo_n * sizeof(d->turbo_rel[0]));
     snprintf(d->sensor_why, sizeof(d->sensor_why), "%s",
              parts->sensor_why[0] ? parts->sensor_why : "no sensor given");
     if (parts->sense) {

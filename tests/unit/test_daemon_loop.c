@@ -146,11 +146,15 @@ static const struct corun_sense_ops fake_sense_ops = {
 static int want_cpu[200];
 static struct corun_daemon *cur_d; /* to map task ids (indexes) back to pids */
 static bool told_mem_follows;     /* what the last snapshot said */
+static unsigned told_turbo_n;     /* and of its turbo table */
+static double told_turbo_last;
 
 static int policy_place(const struct corun_snapshot *snap, struct corun_plan *plan)
 {
     assert_int_equal(plan->ntasks, snap->ntasks);
     told_mem_follows = snap->mem_follows;
+    told_turbo_n = snap->turbo_rel ? snap->turbo_n : 0;
+    told_turbo_last = told_turbo_n ? snap->turbo_rel[told_turbo_n - 1] : 0;
     for (unsigned i = 0; i < snap->ntasks; i++)
         plan->cpu[i] = want_cpu[cur_d->procs[snap->tasks[i].id].pid];
     return 0;
@@ -168,6 +172,8 @@ struct fx {
     struct corun_topo *topo;
     struct corun_daemon *d;
 };
+
+static unsigned parts_turbo_n; /* a turbo table of this many entries in the parts */
 
 static struct corun_daemon *open_daemon_on(struct fx *f, bool with_act, const char *machine)
 {
@@ -193,6 +199,9 @@ static struct corun_daemon *open_daemon_on(struct fx *f, bool with_act, const ch
     parts.sense = &fake_sense_ops;
     parts.act = with_act ? &fake_act_ops : NULL;
     parts.policy = &fake_policy;
+    parts.turbo_n = parts_turbo_n;
+    for (unsigned i = 0; i < parts_turbo_n; i++)
+        parts.turbo_rel[i] = 1.0 - 0.05 * i;
     assert_int_equal(corun_daemon_open(&cfg, &parts, &f->d), 0);
     free(cfg.comms); /* the array; the literals in it are not ours to free */
     cfg.comms = NULL;
@@ -397,6 +406,27 @@ static void test_min_dwell(void **state)
     close_fx(&f);
 }
 
+/* The parts' turbo table reaches the policy with every snapshot; without
+ * one the snapshot has none. */
+static void test_turbo_table(void **state)
+{
+    struct fx f;
+    struct corun_daemon *d;
+
+    memset(want_cpu, 0, sizeof(want_cpu));
+    parts_turbo_n = 4;
+    d = open_daemon(&f, true);
+    parts_turbo_n = 0;
+    tick(d, 1);
+    assert_int_equal(told_turbo_n, 4);
+    assert_true(fabs(told_turbo_last - 0.85) < 1e-9);
+    close_fx(&f);
+    d = open_daemon(&f, true);
+    tick(d, 1);
+    assert_int_equal(told_turbo_n, 0);
+    close_fx(&f);
+}
+
 static void test_observe_only_and_status(void **state)
 {
     struct corun_ctl_peer alice = {.uid = 1000}, root = {.uid = 0, .admin = true};
@@ -477,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_min_dwell),
         cmocka_unit_test(test_memory_follows),
         cmocka_unit_test(test_observe_only_and_status),
+        cmocka_unit_test(test_turbo_table),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
