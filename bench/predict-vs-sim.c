@@ -110,8 +110,8 @@ static int run_corun(const struct corun_topo *t, const struct corun_sim_machine 
             .target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN, .weight = 1.0};
 
         if (!(err = corun_engine_add(e, &et, NULL)) &&
-            !(err = corun_engine_set_home(e, i,
-                                          corun_topo_cpu(t, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA])))
+            !(err = corun_engine_set_home(
+                  e, i, corun_topo_cpu(t, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA])))
             err = corun_engine_set_cpu(e, i, cpu[i]);
     }
     if (!err)
@@ -203,8 +203,12 @@ int main(int argc, char **argv)
         unsigned np = corun_topo_ndomains(t, CORUN_LEVEL_PACKAGE);
         unsigned nc = corun_topo_ndomains(t, CORUN_LEVEL_CORE) / (np ? np : 1);
         double turbo[1024];
-        struct corun_snapshot snap = {.topo = t, .ntasks = n, .tasks = pr, .seed = rs,
-                                      .mem_follows = true, .turbo_rel = turbo,
+        struct corun_snapshot snap = {.topo = t,
+                                      .ntasks = n,
+                                      .tasks = pr,
+                                      .seed = rs,
+                                      .mem_follows = true,
+                                      .turbo_rel = turbo,
                                       .turbo_n = nc < 1024 ? nc : 1024};
 
         for (unsigned k = 1; k <= snap.turbo_n; k++)

@@ -259,9 +259,8 @@ static void print_frequency(const struct corun_platform *p)
     if (m->turbo_groups) {
         printf("  %-16s", "turbo table");
         for (unsigned i = 0; i < m->turbo_groups; i++)
-            printf("%s %u-%u cores %.1f GHz", i ? "," : "",
-                   i ? m->turbo_cores[i - 1] + 1 : 1, m->turbo_cores[i],
-                   m->turbo_ratio[i] / 10.0);
+            printf("%s %u-%u cores %.1f GHz", i ? "," : "", i ? m->turbo_cores[i - 1] + 1 : 1,
+                   m->turbo_cores[i], m->turbo_ratio[i] / 10.0);
         printf(" (MSR_TURBO_RATIO_LIMIT; corun batch hands it to the policy)\n");
     }
 }

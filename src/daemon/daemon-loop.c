@@ -101,11 +101,13 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
 
         if (n > CORUN_DAEMON_TURBO_MAX)
             n = CORUN_DAEMON_TURBO_MAX;
-        if (n && !corun_platform_probe(&po, &p) && !corun_platform_turbo_rel(p, n, parts->turbo_rel))
+        if (n && !corun_platform_probe(&po, &p) &&
+            !corun_platform_turbo_rel(p, n, parts->turbo_rel))
             parts->turbo_n = n;
         corun_platform_free(p);
-        corun__info("daemon: turbo table %s", parts->turbo_n ? "from MSR_TURBO_RATIO_LIMIT"
-                                                             : "unknown (MSR unreadable or not Intel)");
+        corun__info("daemon: turbo table %s", parts->turbo_n
+                                                  ? "from MSR_TURBO_RATIO_LIMIT"
+                                                  : "unknown (MSR unreadable or not Intel)");
     }
     return 0;
 }
@@ -492,8 +494,12 @@ static int place_and_apply(struct corun_daemon *d)
         tasks[nact].home_node = tasks[nact].home_known ? (unsigned)mem_node(d, &d->procs[i]) : 0;
         idx[nact++] = i;
     }
-    snap = (struct corun_snapshot){.topo = d->topo, .ntasks = nact, .tasks = tasks, .seed = 1,
-                                   .mem_follows = mem_follows(d), .mem_move_cost = 0.03,
+    snap = (struct corun_snapshot){.topo = d->topo,
+                                   .ntasks = nact,
+                                   .tasks = tasks,
+                                   .seed = 1,
+                                   .mem_follows = mem_follows(d),
+                                   .mem_move_cost = 0.03,
                                    .turbo_rel = d->turbo_n ? d->turbo_rel : NULL,
                                    .turbo_n = d->turbo_n};
     plan.ntasks = nact;

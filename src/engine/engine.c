@@ -689,7 +689,9 @@ static int place_and_apply(struct corun_engine *e, uint64_t now)
     err = 0;
     if (!m)
         goto out_free;
-    pc.snap = (struct corun_snapshot){.topo = e->o.topo, .ntasks = m, .tasks = pc.prof,
+    pc.snap = (struct corun_snapshot){.topo = e->o.topo,
+                                      .ntasks = m,
+                                      .tasks = pc.prof,
                                       .seed = e->o.seed ^ (0x9e3779b97f4a7c15ull * (e->round + 1)),
                                       .round = e->round,
                                       /* The first plan has no placement of

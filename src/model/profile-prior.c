@@ -137,8 +137,8 @@ static const double core_spill[CORUN_NCLASSES][CORUN_NCLASSES] = {
 
 /* Entry (@victim, @aggressor) of @tab; on an unknown side, the mean over
  * what is unknown. */
-static double class_pair(const double tab[CORUN_NCLASSES][CORUN_NCLASSES],
-                         enum corun_class victim, enum corun_class aggressor)
+static double class_pair(const double tab[CORUN_NCLASSES][CORUN_NCLASSES], enum corun_class victim,
+                         enum corun_class aggressor)
 {
     bool kv = (unsigned)victim < CORUN_NCLASSES, ka = (unsigned)aggressor < CORUN_NCLASSES;
     double s = 0;

@@ -162,12 +162,12 @@ int corun__pf_freq(struct corun__pf_ctx *c, struct corun_platform *p)
 
 /* ---- MSRs ------------------------------------------------------------------ */
 
-#define MSR_MPERF            0xe7
-#define MSR_APERF            0xe8
-#define MSR_IA32_MISC_ENABLE 0x1a0
-#define MSR_TURBO_RATIO_LIMIT 0x1ad
+#define MSR_MPERF                   0xe7
+#define MSR_APERF                   0xe8
+#define MSR_IA32_MISC_ENABLE        0x1a0
+#define MSR_TURBO_RATIO_LIMIT       0x1ad
 #define MSR_TURBO_RATIO_LIMIT_CORES 0x1ae
-#define MSR_AMD_HWCR         0xc0010015ull
+#define MSR_AMD_HWCR                0xc0010015ull
 
 static int rdmsr(int fd, uint64_t msr, uint64_t *val)
 {
@@ -177,7 +177,6 @@ static int rdmsr(int fd, uint64_t msr, uint64_t *val)
         return -errno;
     return n == (ssize_t)sizeof(*val) ? 0 : -EIO;
 }
-
 
 void corun__pf_turbo_decode(uint64_t limits, bool have_cores, uint64_t cores,
                             struct corun_platform_msr *m)

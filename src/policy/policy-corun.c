@@ -368,16 +368,14 @@ static int place_cores(struct ctx *cx, const unsigned *tasks, unsigned nt, unsig
             p3 += P(pm, tasks[a], 2);
         for (unsigned a = 0; a < nt; a++)
             for (unsigned b = 0; b < nt; b++) {
-                double d3 = a == b                ? 0
-                            : DOM(pm, c0, 2) < 0 ? 1 /* as corun__pm_l3_dmg() */
-                                                 : corun__pm_dmg(2,
-                                                                 p3 - P(pm, tasks[a], 2) -
-                                                                     P(pm, tasks[b], 2),
-                                                                 corun__pm_scale(pm, c0, 2));
+                double d3 = a == b ? 0
+                            : DOM(pm, c0, 2) < 0
+                                ? 1 /* as corun__pm_l3_dmg() */
+                                : corun__pm_dmg(2, p3 - P(pm, tasks[a], 2) - P(pm, tasks[b], 2),
+                                                corun__pm_scale(pm, c0, 2));
 
-                cost[a * nt + b] = a == b ? 0
-                                          : corun__pm_pair_cost(pm, tasks[a], tasks[b], c0, c1,
-                                                                d3, d3);
+                cost[a * nt + b] =
+                    a == b ? 0 : corun__pm_pair_cost(pm, tasks[a], tasks[b], c0, c1, d3, d3);
             }
     }
     err = nt <= CORUN_DP_MAX ? match_exact(cost, nt, npc, mate)

@@ -236,8 +236,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
             pm->pkg_cores[pm->pkg[c]]++;
     }
     for (unsigned v = 0; v < CORUN__PM_NCLS; v++)
-        for (unsigned a = 0; a < CORUN__PM_NCLS; a++)
-        {
+        for (unsigned a = 0; a < CORUN__PM_NCLS; a++) {
             enum corun_class cv = v < CORUN_NCLASSES ? (enum corun_class)v : CORUN_CLASS_UNKNOWN;
             enum corun_class ca = a < CORUN_NCLASSES ? (enum corun_class)a : CORUN_CLASS_UNKNOWN;
 
@@ -343,8 +342,7 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
             if (li == 0) {
                 sum[0][(size_t)d * CORUN__PM_NCLS + pm->cls[i]] += pm->mp[i] / cnt[cpu[i]];
                 core3[d] += pm->press[i * CORUN__PM_NLEV + 2] / cnt[cpu[i]];
-            }
-            else if (li == 3 && pm->home[i] >= 0)
+            } else if (li == 3 && pm->home[i] >= 0)
                 sum[3][pm->home[i]] += pm->press[i * CORUN__PM_NLEV + 3];
             else
                 sum[li][d] += pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];

@@ -52,7 +52,8 @@ static void cpu_contrib(struct ls *ls, unsigned c, double sign)
         if (LEV(pm, c, 0) >= 0) {
             ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS + pm->cls[t]] +=
                 sign * pm->mp[t] / ls->cnt[c];
-            ls->core3[LEV(pm, c, 0)] += sign * pm->press[(unsigned)t * CORUN__PM_NLEV + 2] / ls->cnt[c];
+            ls->core3[LEV(pm, c, 0)] +=
+                sign * pm->press[(unsigned)t * CORUN__PM_NLEV + 2] / ls->cnt[c];
         }
         for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
             if (li == 3 && pm->home[t] >= 0)
@@ -281,8 +282,8 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
     ls->stamp = calloc(n, sizeof(*ls->stamp));
     ls->aff = malloc(n * sizeof(*ls->aff));
     ls->snew = malloc(n * sizeof(*ls->snew));
-    if (!ls->core3 || !ls->cnt || !ls->corecnt || !ls->active || !ls->head || !ls->next || !ls->prev || !ls->s || !ls->stamp || !ls->aff ||
-        !ls->snew)
+    if (!ls->core3 || !ls->cnt || !ls->corecnt || !ls->active || !ls->head || !ls->next ||
+        !ls->prev || !ls->s || !ls->stamp || !ls->aff || !ls->snew)
         goto out_nomem;
     for (unsigned c = 0; c < nc; c++)
         ls->head[c] = -1;

@@ -532,8 +532,8 @@ static int record_turbo(const struct corun_snapshot *snap, struct corun_plan *pl
 /* The turbo table of the options reaches the policy with every snapshot. */
 static void test_turbo_table_reaches_policy(void **state)
 {
-    static const struct corun_policy rec = {.name = "rec", .summary = "records", .place =
-                                                                                   record_turbo};
+    static const struct corun_policy rec = {
+        .name = "rec", .summary = "records", .place = record_turbo};
     const double table[2] = {1.0, 0.9};
     struct corun_engine_opts o = {
         .topo = W.topo,
@@ -582,8 +582,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_hint, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_outcome_check_survives_failing_task, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_outcome_check_survives_failing_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_handle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_turbo_table_reaches_policy, setup, teardown),
     };

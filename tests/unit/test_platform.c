@@ -383,10 +383,10 @@ static void test_turbo_table(void **state)
     assert_int_equal(p.msr.turbo_cores[0], 2);
     assert_int_equal(p.msr.turbo_cores[3], 28);
     assert_int_equal(corun_platform_turbo_rel(&p, 30, rel), 0);
-    assert_true(fabs(rel[1] - 1) < 1e-9);           /* 2 busy: the first group */
-    assert_true(fabs(rel[2] - 37.0 / 38) < 1e-9);   /* 3 busy: up to 4 */
-    assert_true(fabs(rel[8] - 31.0 / 38) < 1e-9);   /* 9 busy: up to 28 */
-    assert_true(fabs(rel[29] - 31.0 / 38) < 1e-9);  /* past 28: the last */
+    assert_true(fabs(rel[1] - 1) < 1e-9);          /* 2 busy: the first group */
+    assert_true(fabs(rel[2] - 37.0 / 38) < 1e-9);  /* 3 busy: up to 4 */
+    assert_true(fabs(rel[8] - 31.0 / 38) < 1e-9);  /* 9 busy: up to 28 */
+    assert_true(fabs(rel[29] - 31.0 / 38) < 1e-9); /* past 28: the last */
     /* Counts that do not rise: the older layout, group i is i + 1 cores. */
     corun__pf_turbo_decode(0x1f232526ull, true, 0x02080402ull, &p.msr);
     assert_int_equal(p.msr.turbo_cores[3], 4);
@@ -625,13 +625,19 @@ static void test_ctxsw_affinity_fails(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kvm_guest),     cmocka_unit_test(test_intel_server),
-        cmocka_unit_test(test_hybrid_laptop), cmocka_unit_test(test_pmu_verdicts),
-        cmocka_unit_test(test_msr_decoding),  cmocka_unit_test(test_switches),
+        cmocka_unit_test(test_kvm_guest),
+        cmocka_unit_test(test_intel_server),
+        cmocka_unit_test(test_hybrid_laptop),
+        cmocka_unit_test(test_pmu_verdicts),
+        cmocka_unit_test(test_msr_decoding),
+        cmocka_unit_test(test_switches),
         cmocka_unit_test(test_turbo_table),
-        cmocka_unit_test(test_empty_tree),    cmocka_unit_test(test_params),
-        cmocka_unit_test(test_small_parsers), cmocka_unit_test(test_cpuid_dump),
-        cmocka_unit_test(test_ctxsw),         cmocka_unit_test(test_ctxsw_affinity_fails),
+        cmocka_unit_test(test_empty_tree),
+        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_small_parsers),
+        cmocka_unit_test(test_cpuid_dump),
+        cmocka_unit_test(test_ctxsw),
+        cmocka_unit_test(test_ctxsw_affinity_fails),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -421,9 +421,10 @@ static void test_predict_spill(void **state)
 {
     struct corun_topo *t =
         synthetic_topo("pack:1 l3:2(size=33554432) l2:8(size=1048576) core:1 pu:2");
-    struct corun_task_profile tk[6] = {task(0, CORUN_CLASS_SHEEP),     task(1, CORUN_CLASS_RABBIT),
-                                       task(2, CORUN_CLASS_STREAMING), task(3, CORUN_CLASS_STREAMING),
-                                       task(4, CORUN_CLASS_STREAMING), task(5, CORUN_CLASS_STREAMING)};
+    struct corun_task_profile tk[6] = {
+        task(0, CORUN_CLASS_SHEEP),     task(1, CORUN_CLASS_RABBIT),
+        task(2, CORUN_CLASS_STREAMING), task(3, CORUN_CLASS_STREAMING),
+        task(4, CORUN_CLASS_STREAMING), task(5, CORUN_CLASS_STREAMING)};
     const int cls[6] = {CORUN_SIM_SHEEP,     CORUN_SIM_RABBIT,    CORUN_SIM_STREAMING,
                         CORUN_SIM_STREAMING, CORUN_SIM_STREAMING, CORUN_SIM_STREAMING};
     struct corun_snapshot s = {.topo = t, .ntasks = 6, .tasks = tk};
@@ -480,8 +481,8 @@ static void test_turbo_table(void **state)
     struct corun_task_profile tk[4] = {task(0, CORUN_CLASS_SHEEP), task(1, CORUN_CLASS_SHEEP),
                                        task(2, CORUN_CLASS_SHEEP), task(3, CORUN_CLASS_SHEEP)};
     const double flat[4] = {1, 1, 1, 1}, step[4] = {1, 1, 0.5, 0.5};
-    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk, .seed = 3,
-                               .turbo_rel = flat, .turbo_n = 4};
+    struct corun_snapshot s = {
+        .topo = t, .ntasks = 4, .tasks = tk, .seed = 3, .turbo_rel = flat, .turbo_n = 4};
     int cpu[4];
 
     place("corun", &s, cpu);
@@ -514,8 +515,8 @@ static void test_turbo_bin_edge(void **state)
     struct corun_topo *t = synthetic_topo("pack:1 l3:1(size=33554432) core:32 pu:2");
     struct corun_task_profile tk[30];
     double bins[32];
-    struct corun_snapshot s = {.topo = t, .ntasks = 30, .tasks = tk, .seed = 5,
-                               .turbo_rel = bins, .turbo_n = 32};
+    struct corun_snapshot s = {
+        .topo = t, .ntasks = 30, .tasks = tk, .seed = 5, .turbo_rel = bins, .turbo_n = 32};
     int cpu[30];
 
     for (unsigned i = 0; i < 32; i++)
