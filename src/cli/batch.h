@@ -6,6 +6,7 @@
 #define CORUN_CLI_BATCH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -63,6 +64,18 @@ struct batch {
 };
 
 /* The exit code a finished job counts with: its status, 128+signal, 127. */
+/* The engine's interval (ns): running jobs are re-placed at most this often. */
+#define BATCH_ENGINE_EVERY_NS 2000000000
+
+/* batch-engine.c: the engine of one run (b->eng NULL when there is none:
+ * the linux policy, no sensor or actuator), and jobs joining and leaving. */
+void batch_engine_open(struct batch *b);
+void batch_engine_close(struct batch *b);
+void batch_engine_add(struct batch *b, struct job_run *r);
+void batch_engine_drop(struct batch *b, struct job_run *r);
+void batch_engine_tell_class(struct batch *b, struct job_run *r);
+uint64_t batch_engine_now_ns(void);
+
 int batch_job_code(const struct job_run *r);
 
 /* The table of jobs and the summary line, on @f. */

@@ -41,10 +41,8 @@
 #include "cli/place.h"
 #include "cli/spawn.h"
 #include "cli/topo-load.h"
-#include "corun/platform.h"
 
 #define TICK_NS         250000000L /* learning and thread pick-up period */
-#define ENGINE_EVERY_NS 2000000000 /* the engine's interval (ns): re-place at most this often */
 #define MATURE_S        1.0        /* a job's CPU use means something after this */
 #define WINDOW          8          /* queued jobs considered at each start */
 #define STOP_GRACE_S    10.0       /* after forwarding a signal, then SIGKILL */
@@ -243,60 +241,6 @@ static int place_pid(struct batch *b, struct job_run *r, pid_t pid, int cpu)
     return err;
 }
 
-/*
- * Hands the just-placed job @r (stopped before its exec, so a perf sensor
- * counts from the exec on) to the engine, which adopts the CPU the chooser
- * gave it. Without the engine, or when it refuses, the job simply stays
- * where the chooser put it.
- */
-static void engine_add_job(struct batch *b, struct job_run *r)
-{
-    const struct sched_learned *l = sched_book_find(&b->book, r->key);
-    struct corun_engine_task t = {.target = r->pid,
-                                  .id = (unsigned)(r - b->runs),
-                                  .hint = r->cls != CORUN_CLASS_UNKNOWN || !l ? r->cls : l->cls,
-                                  .weight = r->spec->weight,
-                                  /* One set of counters per job: the engine
-                                   * reads the one the job is measured with. */
-                                  .shared_handle = r->m.handle >= 0,
-                                  .handle = r->m.handle};
-    unsigned idx;
-
-    if (!b->eng || corun_engine_add(b->eng, &t, &idx))
-        return;
-    if (corun_engine_adopt(b->eng, idx, r->cpu)) {
-        corun_engine_remove(b->eng, idx);
-        return;
-    }
-    corun_engine_set_home(b->eng, idx,
-                          (int)corun_topo_cpu(b->topo, (unsigned)r->cpu)->dom[CORUN_LEVEL_NUMA]);
-    r->eng_idx = (int)idx;
-}
-
-/* Job @r leaves the engine (it exited, or was unpinned); the engine
- * restores its leader if it still holds it. */
-static void engine_drop_job(struct batch *b, struct job_run *r)
-{
-    if (b->eng && r->eng_idx >= 0)
-        corun_engine_remove(b->eng, (unsigned)r->eng_idx);
-    r->eng_idx = -1;
-}
-
-/*
- * The class the batch learned for a running job, for the engine's profiler,
- * where the sensor cannot tell it (no LLC miss count: the proc sensor); with
- * counters the profiler's own classification stands.
- */
-static void tell_engine_class(struct batch *b, struct job_run *r)
-{
-    struct corun_task_profile p;
-
-    if (!b->eng || r->eng_idx < 0 || corun_engine_profile(b->eng, (unsigned)r->eng_idx, &p))
-        return;
-    if (isnan(p.llc_mpki) && p.cls != r->cls)
-        corun_engine_set_hint(b->eng, (unsigned)r->eng_idx, r->cls);
-}
-
 static void start_job(struct batch *b, struct job_run *r, int cpu)
 {
     struct spawn_opts so = {.shell_cmd = r->spec->command, .new_pgroup = true, .null_stdin = true};
@@ -329,7 +273,7 @@ static void start_job(struct batch *b, struct job_run *r, int cpu)
             b->placement_errors++;
         } else {
             r->cpu = cpu;
-            engine_add_job(b, r);
+            batch_engine_add(b, r);
         }
     }
     if ((err = spawn_release(&sp, why, sizeof(why)))) {
@@ -408,7 +352,7 @@ static void reap(struct batch *b)
         r = running_by_pid(b, si.si_pid);
         if (r) {
             run_measure_exited(&r->m); /* its counters, while it is a zombie */
-            engine_drop_job(b, r);
+            batch_engine_drop(b, r);
             kill(-r->pid, SIGTERM);
         }
         if (wait4(si.si_pid, &status, 0, &ru) < 0)
@@ -468,7 +412,7 @@ static void unpin_job(struct batch *b, struct job_run *r)
 
     if (corun_topo_usable_set(b->topo, &all) || corun_cpuset_count(&all) == 0)
         goto out_release;
-    engine_drop_job(b, r);
+    batch_engine_drop(b, r);
     pids[0] = r->pid;
     if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
         n = group_pids(r->pid, pids, 64);
@@ -483,14 +427,6 @@ static void unpin_job(struct batch *b, struct job_run *r)
     b->unpinned++;
 out_release:
     corun_cpuset_release(&all);
-}
-
-/* The engine's clock, CLOCK_MONOTONIC: when its next interval is due. */
-static uint64_t engine_now_ns(void)
-{
-    struct corun_clock c = corun_clock_monotonic();
-
-    return c.now_ns(c.ctx);
 }
 
 /*
@@ -560,7 +496,7 @@ static void tick(struct batch *b, uint64_t *next_engine_ns)
         if (now - r->start_s >= MATURE_S) {
             r->cls =
                 sched_learn_class(r->spec->cls, fmin(1.0, r->live_demand), r->live_rss, &b->caches);
-            tell_engine_class(b, r);
+            batch_engine_tell_class(b, r);
         }
         if (r->cpu >= 0 && b->ops && r->napplied && now - r->start_s >= MATURE_S &&
             r->live_delay_s > UNPIN_WAIT * (r->live_cpu_s + r->live_delay_s))
@@ -568,8 +504,8 @@ static void tick(struct batch *b, uint64_t *next_engine_ns)
         if (r->cpu >= 0 && b->ops && r->napplied)
             replace_job_threads(b, r);
     }
-    if (b->eng && engine_now_ns() >= *next_engine_ns) {
-        *next_engine_ns = engine_now_ns() + ENGINE_EVERY_NS;
+    if (b->eng && batch_engine_now_ns() >= *next_engine_ns) {
+        *next_engine_ns = batch_engine_now_ns() + BATCH_ENGINE_EVERY_NS;
         engine_tick(b);
     }
 out_free:
@@ -631,88 +567,6 @@ static void drain(struct batch *b)
     }
 }
 
-/*
- * The engine for one run of @b: the chosen policy, the sensor the jobs are
- * measured with, the batch's actuator, the monotonic clock; the first plan
- * after one interval. None for the linux policy (nothing is pinned), without
- * an actuator or a sensor, or when it cannot be made: then running jobs stay
- * where they started.
- */
-/*
- * The package's turbo table from Intel's MSR_TURBO_RATIO_LIMIT, for the
- * engine (corun_platform_turbo_rel()); NULL where it cannot be read (not
- * root, no msr driver, not Intel): the policy then assumes a typical drop.
- */
-static double *turbo_table(const struct corun_topo *topo, unsigned *n)
-{
-    struct corun_platform_opts po = {.read_msr = true};
-    struct corun_platform *p = NULL;
-    unsigned np = corun_topo_ndomains(topo, CORUN_LEVEL_PACKAGE);
-    double *rel;
-
-    *n = corun_topo_ndomains(topo, CORUN_LEVEL_CORE) / (np ? np : 1);
-    if (!*n || corun_platform_probe(&po, &p))
-        return NULL;
-    rel = malloc(*n * sizeof(*rel));
-    if (rel && corun_platform_turbo_rel(p, *n, rel)) {
-        free(rel);
-        rel = NULL;
-    }
-    corun_platform_free(p);
-    return rel;
-}
-
-static void engine_open(struct batch *b)
-{
-    struct corun_engine_opts o = {.topo = b->topo,
-                                  .policy = b->pol,
-                                  .act = b->ops,
-                                  .act_state = b->act,
-                                  .clock = corun_clock_monotonic(),
-                                  .interval_ns = ENGINE_EVERY_NS,
-                                  .warmup_ns = ENGINE_EVERY_NS,
-                                  .seed = 1,
-                                  .no_mem_follow = b->no_mem_follow};
-    int err;
-
-    b->eng = NULL;
-    if (b->fifo || !b->ops || !run_measure_sense(&o.sense, &o.sense_state))
-        return;
-    b->turbo = turbo_table(b->topo, &o.turbo_n);
-    o.turbo_rel = b->turbo;
-    if (cli_verbose)
-        fprintf(stderr, "corun batch: turbo table %s\n",
-                b->turbo ? "from MSR_TURBO_RATIO_LIMIT" : "unknown (MSR unreadable or not Intel)");
-    if ((err = corun_engine_new(&o, &b->eng))) {
-        cli_error("batch", "engine: %s; running jobs will not be re-placed", corun_strerror(err));
-        b->eng = NULL;
-    }
-}
-
-/* Frees the engine (it detaches its tasks; the placements it made are the
- * actuator's to restore, with the batch's). */
-static void engine_close(struct batch *b)
-{
-    struct corun_engine_stats st;
-
-    if (!b->eng)
-        return;
-    corun_engine_stats(b->eng, &st);
-    b->mem_moves = (unsigned)st.mem_moves;
-    if (cli_verbose)
-        fprintf(stderr,
-                "corun batch: engine: %llu intervals, %llu plans, %llu moves, %llu held, "
-                "%llu capped, %llu memory moves, %llu errors\n",
-                (unsigned long long)st.intervals, (unsigned long long)st.plans,
-                (unsigned long long)st.migrations, (unsigned long long)st.held,
-                (unsigned long long)st.capped, (unsigned long long)st.mem_moves,
-                (unsigned long long)st.errors);
-    corun_engine_free(b->eng);
-    b->eng = NULL;
-    free(b->turbo);
-    b->turbo = NULL;
-}
-
 /* Runs the whole batch @b. Returns 0, or the signal that stopped it. */
 static int batch_run(struct batch *b)
 {
@@ -725,7 +579,7 @@ static int batch_run(struct batch *b)
 
     if (!tasks)
         return -ENOMEM;
-    engine_open(b);
+    batch_engine_open(b);
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGCHLD);
     sigaddset(&sigs, SIGINT);
@@ -735,7 +589,7 @@ static int batch_run(struct batch *b)
     /* The engine's first step only takes the clock; its warm-up starts here. */
     if (b->eng)
         corun_engine_step(b->eng);
-    next_engine_ns = engine_now_ns() + ENGINE_EVERY_NS;
+    next_engine_ns = batch_engine_now_ns() + BATCH_ENGINE_EVERY_NS;
     for (;;) {
         unsigned nrun = count_state(b, JOB_RUNNING);
         int sig;
@@ -773,7 +627,7 @@ static int batch_run(struct batch *b)
     }
     b->makespan_s = run_now_s() - b->t0;
     drain(b);
-    engine_close(b);
+    batch_engine_close(b);
     free(tasks);
     return b->stop_sig;
 }
