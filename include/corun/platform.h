@@ -295,6 +295,16 @@ CORUN_API void corun_platform_free(struct corun_platform *p);
 CORUN_API int corun_platform_turbo_rel(const struct corun_platform *p, unsigned ncores,
                                        double *rel);
 
+/*
+ * corun_platform_read_turbo() - the same table read on its own, for a caller
+ * that wants nothing else of the report (corund, corun batch): Intel's
+ * MSR_TURBO_RATIO_LIMIT (and _CORES) through @root's /dev/cpu/0/msr (NULL:
+ * "/"). 0, -ENODATA without a table, or the -errno of opening or reading it
+ * (-ENOENT: no msr driver; -EACCES: not root; -EIO: a part without the MSR,
+ * AMD's, or a hypervisor that does not pass it through).
+ */
+CORUN_API int corun_platform_read_turbo(const char *root, unsigned ncores, double *rel);
+
 /* "yes", "no" or "unknown". */
 CORUN_API const char *corun_platform_tri_name(enum corun_tri t);
 

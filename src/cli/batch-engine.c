@@ -81,20 +81,15 @@ uint64_t batch_engine_now_ns(void)
  */
 static double *turbo_table(const struct corun_topo *topo, unsigned *n)
 {
-    struct corun_platform_opts po = {.read_msr = true};
-    struct corun_platform *p = NULL;
     unsigned np = corun_topo_ndomains(topo, CORUN_LEVEL_PACKAGE);
     double *rel;
 
     *n = corun_topo_ndomains(topo, CORUN_LEVEL_CORE) / (np ? np : 1);
-    if (!*n || corun_platform_probe(&po, &p))
-        return NULL;
-    rel = malloc(*n * sizeof(*rel));
-    if (rel && corun_platform_turbo_rel(p, *n, rel)) {
+    rel = *n ? malloc(*n * sizeof(*rel)) : NULL;
+    if (rel && corun_platform_read_turbo(NULL, *n, rel)) {
         free(rel);
         rel = NULL;
     }
-    corun_platform_free(p);
     return rel;
 }
 

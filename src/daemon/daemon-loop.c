@@ -94,17 +94,13 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
     parts->observe_only_why = why[0] ? why : NULL;
     /* Intel's turbo table, where the MSRs read (root, the msr driver). */
     if (*topo_out) {
-        struct corun_platform_opts po = {.read_msr = true};
-        struct corun_platform *p = NULL;
         unsigned np = corun_topo_ndomains(*topo_out, CORUN_LEVEL_PACKAGE);
         unsigned n = corun_topo_ndomains(*topo_out, CORUN_LEVEL_CORE) / (np ? np : 1);
 
         if (n > CORUN_DAEMON_TURBO_MAX)
             n = CORUN_DAEMON_TURBO_MAX;
-        if (n && !corun_platform_probe(&po, &p) &&
-            !corun_platform_turbo_rel(p, n, parts->turbo_rel))
+        if (n && !corun_platform_read_turbo(cfg->root, n, parts->turbo_rel))
             parts->turbo_n = n;
-        corun_platform_free(p);
         corun__info("daemon: turbo table %s", parts->turbo_n
                                                   ? "from MSR_TURBO_RATIO_LIMIT"
                                                   : "unknown (MSR unreadable or not Intel)");

@@ -250,17 +250,48 @@ int corun__pf_msr(struct corun__pf_ctx *c, struct corun_platform *p)
     return 0;
 }
 
-int corun_platform_turbo_rel(const struct corun_platform *p, unsigned ncores, double *rel)
+/* @m's turbo table as the engine takes it (corun_platform_turbo_rel()). */
+static int msr_turbo_rel(const struct corun_platform_msr *m, unsigned ncores, double *rel)
 {
-    const struct corun_platform_msr *m = p ? &p->msr : NULL;
     unsigned g = 0;
 
-    if (!m || !rel || !m->turbo_groups || !m->turbo_ratio[0])
-        return p && rel ? -ENODATA : -EINVAL;
+    if (!m->turbo_groups || !m->turbo_ratio[0])
+        return -ENODATA;
     for (unsigned n = 1; n <= ncores; n++) {
         while (g + 1 < m->turbo_groups && n > m->turbo_cores[g])
             g++;
         rel[n - 1] = (double)m->turbo_ratio[g] / m->turbo_ratio[0];
     }
     return 0;
+}
+
+int corun_platform_turbo_rel(const struct corun_platform *p, unsigned ncores, double *rel)
+{
+    if (!p || !rel)
+        return -EINVAL;
+    return msr_turbo_rel(&p->msr, ncores, rel);
+}
+
+int corun_platform_read_turbo(const char *root, unsigned ncores, double *rel)
+{
+    struct corun_platform_msr m;
+    uint64_t limits, cores = 0;
+    int dir, fd, err;
+
+    if (!rel || !ncores)
+        return -EINVAL;
+    memset(&m, 0, sizeof(m));
+    dir = corun__root_open(root);
+    if (dir < 0)
+        return dir;
+    fd = corun__root_openat(dir, "dev/cpu/0/msr", O_RDONLY);
+    close(dir);
+    if (fd < 0)
+        return fd;
+    err = rdmsr(fd, MSR_TURBO_RATIO_LIMIT, &limits);
+    if (!err)
+        corun__pf_turbo_decode(limits, rdmsr(fd, MSR_TURBO_RATIO_LIMIT_CORES, &cores) == 0, cores,
+                               &m);
+    close(fd);
+    return err ? err : msr_turbo_rel(&m, ncores, rel);
 }

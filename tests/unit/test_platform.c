@@ -351,6 +351,10 @@ static void test_msr_decoding(void **state)
     assert_true(fabs(rel[0] - 1) < 1e-9 && fabs(rel[1] - 37.0 / 38) < 1e-9);
     assert_true(fabs(rel[29] - 31.0 / 38) < 1e-9); /* beyond the last group */
     corun_platform_free(p);
+    /* The same table read on its own, as corund and corun batch do. */
+    memset(rel, 0, sizeof(rel));
+    assert_int_equal(corun_platform_read_turbo(dir, 30, rel), 0);
+    assert_true(fabs(rel[1] - 37.0 / 38) < 1e-9 && fabs(rel[29] - 31.0 / 38) < 1e-9);
     memset(msr + 0x1ad, 0, 8);
 
     misc = 0;
@@ -360,8 +364,12 @@ static void test_msr_decoding(void **state)
     assert_int_equal(p->msr.turbo_disabled, CORUN_TRI_NO);
     corun_platform_free(p);
 
+    /* No ratio: no table. */
+    write_file(dir, "dev/cpu/0/msr", msr, sizeof(msr));
+    assert_int_equal(corun_platform_read_turbo(dir, 30, rel), -ENODATA);
     /* A file too short for MPERF: the read fails, the reason says so. */
     write_file(dir, "dev/cpu/0/msr", msr, 0x10);
+    assert_int_equal(corun_platform_read_turbo(dir, 30, rel), -EIO);
     assert_int_equal(corun_platform_probe(&o, &p), 0);
     assert_int_equal(p->msr.accessible, CORUN_TRI_NO);
     assert_true(has(p->msr.why, "MPERF"));
