@@ -3,10 +3,10 @@
  * placement against the oracle's, beside the simulator's ground truth: the
  * diagnosis of a case where corun captures little of what the oracle gains.
  *
- * It runs the engine with the corun policy on a random mix as
- * corun_sim_run_policy() does (tasks start where the kernel puts them,
- * counters only, 10 simulated seconds), takes the profiles the engine
- * learned and where it left the tasks, asks the oracle for its placement,
+ * It runs the engine with the corun policy on a random mix through
+ * corun_sim_run_policy() (tasks start where the kernel puts them, counters
+ * only, 10 simulated seconds), takes the profiles the engine learned and
+ * where it left the tasks, asks the oracle for its placement,
  * then evaluates both with corun_policy_predict() and in a fresh simulation
  * (beside the kernel's placement the engine started from).
  * Per learned class it prints the summed speeds, true and predicted, of
@@ -21,23 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corun/engine.h"
 #include "corun/policy.h"
 #include "corun/profile.h"
 #include "corun/sim.h"
 #include "corun/topo.h"
-
-static uint64_t sim_now(void *ctx)
-{
-    return (uint64_t)llround(corun_sim_now_s(ctx) * 1e9);
-}
-
-static int sim_wait(void *ctx, uint64_t t_ns)
-{
-    double d = (double)t_ns / 1e9 - corun_sim_now_s(ctx);
-
-    return d > 0 ? corun_sim_step(ctx, d) : 0;
-}
 
 /* STP of placement @cpu in a fresh simulation after 2 s; speeds to @sp. */
 static double truth(const struct corun_topo *t, const struct corun_sim_machine *m,
@@ -59,76 +46,18 @@ static double truth(const struct corun_topo *t, const struct corun_sim_machine *
     return stp;
 }
 
-/* Runs the engine with the corun policy; the learned profiles to @pr, their
- * cpu where it left each task: pinned, or where the kernel put it when the
- * engine left it unpinned. 0 or -errno. */
+/* Runs the engine with the corun policy through corun_sim_run_policy();
+ * the learned profiles to @pr, their cpu where it left each task. */
 static int run_corun(const struct corun_topo *t, const struct corun_sim_machine *m,
-                     const struct corun_sim_task *tk, unsigned n, uint64_t seed, const int *cpu,
+                     const struct corun_sim_task *tk, unsigned n, uint64_t seed,
                      struct corun_task_profile *pr)
 {
-    struct corun_sense_opts so = {0};
-    struct corun_act_opts ao = {0};
-    struct corun_engine_opts eo = {0};
-    struct corun_engine *e = NULL;
-    struct corun_sim *sim;
-    void *sense = NULL, *act = NULL;
-    unsigned np = corun_topo_ndomains(t, CORUN_LEVEL_PACKAGE);
-    unsigned nc = corun_topo_ndomains(t, CORUN_LEVEL_CORE) / (np ? np : 1);
-    double *turbo = malloc((nc ? nc : 1) * sizeof(*turbo));
-    int err;
+    struct corun_sim_run_opts ro = {.duration_s = 10, .seed = seed, .profiles = pr};
+    struct corun_sim_result r;
+    int err = corun_sim_run_policy(t, m, tk, n, corun_policy_find("corun"), &ro, &r);
 
-    if (!turbo)
-        return -1;
-    /* The machine's turbo table, as corun_sim_run_policy() hands it. */
-    for (unsigned k = 1; k <= nc; k++)
-        turbo[k - 1] = corun_sim_turbo_ghz(m, k, nc) / corun_sim_turbo_ghz(m, 1, nc);
-    err = corun_sim_create(t, m, tk, n, seed, &sim);
-    if (err) {
-        free(turbo);
-        return err;
-    }
-    so.backend_cfg = ao.backend_cfg = sim;
-    if ((err = corun_sim_place(sim, cpu)) || (err = corun_sense_sim_ops.open(&so, &sense)) ||
-        (err = corun_act_sim_ops.open(&ao, &act)))
-        goto out;
-    eo.topo = t;
-    eo.policy = corun_policy_find("corun");
-    eo.sense = &corun_sense_sim_ops;
-    eo.sense_state = sense;
-    eo.act = &corun_act_sim_ops;
-    eo.act_state = act;
-    eo.clock = (struct corun_clock){.now_ns = sim_now, .wait_until = sim_wait, .ctx = sim};
-    eo.interval_ns = 250000000;
-    eo.warmup_ns = 500000000;
-    eo.seed = seed;
-    eo.turbo_rel = turbo;
-    eo.turbo_n = nc;
-    if ((err = corun_engine_new(&eo, &e)))
-        goto out;
-    for (unsigned i = 0; i < n && !err; i++) {
-        struct corun_engine_task et = {
-            .target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN, .weight = 1.0};
-
-        if (!(err = corun_engine_add(e, &et, NULL)) &&
-            !(err = corun_engine_set_home(
-                  e, i, corun_topo_cpu(t, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA])))
-            err = corun_engine_set_cpu(e, i, cpu[i]);
-    }
     if (!err)
-        err = corun_engine_run(e, 10000000000ull, NULL);
-    for (unsigned i = 0; i < n && !err; i++) {
-        err = corun_engine_profile(e, i, &pr[i]);
-        if (pr[i].cpu < 0)
-            pr[i].cpu = cpu[i]; /* unpinned: the simulator keeps it there */
-    }
-out:
-    corun_engine_free(e);
-    if (sense)
-        corun_sense_sim_ops.close(sense);
-    if (act)
-        corun_act_sim_ops.close(act);
-    corun_sim_free(sim);
-    free(turbo);
+        corun_sim_result_release(&r);
     return err;
 }
 
@@ -187,7 +116,7 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < n; i++)
         kcpu[i] = -1;
     corun_sim_baseline_place(t, n, rs, kcpu);
-    if (run_corun(t, &m, w->tasks, n, rs, kcpu, pr)) {
+    if (run_corun(t, &m, w->tasks, n, rs, pr)) {
         fprintf(stderr, "predict-vs-sim: the engine failed\n");
         return 1;
     }
@@ -200,22 +129,19 @@ int main(int argc, char **argv)
     }
     corun_sim_free(os);
     {
-        unsigned np = corun_topo_ndomains(t, CORUN_LEVEL_PACKAGE);
-        unsigned nc = corun_topo_ndomains(t, CORUN_LEVEL_CORE) / (np ? np : 1);
-        double turbo[1024];
+        unsigned nturbo;
+        double *turbo = corun_sim_turbo_table(t, &m, &nturbo);
         struct corun_snapshot snap = {.topo = t,
                                       .ntasks = n,
                                       .tasks = pr,
                                       .seed = rs,
                                       .mem_follows = true,
                                       .turbo_rel = turbo,
-                                      .turbo_n = nc < 1024 ? nc : 1024};
-
-        for (unsigned k = 1; k <= snap.turbo_n; k++)
-            turbo[k - 1] = corun_sim_turbo_ghz(&m, k, nc) / corun_sim_turbo_ghz(&m, 1, nc);
+                                      .turbo_n = turbo ? nturbo : 0};
 
         PC = corun_policy_predict(&snap, cpu, pc);
         PO = corun_policy_predict(&snap, ocpu, po);
+        free(turbo);
     }
     TK = truth(t, &m, w->tasks, n, kcpu, tc);
     TC = truth(t, &m, w->tasks, n, cpu, tc);

@@ -197,6 +197,15 @@ CORUN_API void corun_sim_machine_defaults(const struct corun_topo *topo,
 CORUN_API double corun_sim_turbo_ghz(const struct corun_sim_machine *m, unsigned n_active,
                                      unsigned ncores);
 
+/*
+ * corun_sim_turbo_table() - the turbo table of @m for a package of @topo, as
+ * the engine takes it (corun_engine_opts.turbo_rel): the clock with n busy
+ * cores over the clock with one, n = 1..*@n. malloc'd; NULL when @topo has
+ * no cores or on -ENOMEM.
+ */
+CORUN_API double *corun_sim_turbo_table(const struct corun_topo *topo,
+                                        const struct corun_sim_machine *m, unsigned *n);
+
 /* Loaded latency at utilisation @u (clamped to 0..0.99): l0·(1 + 0.6·u^1.5). */
 CORUN_API double corun_sim_loaded_latency_ns(const struct corun_sim_machine *m, double u);
 
@@ -385,6 +394,10 @@ struct corun_sim_run_opts {
     unsigned seeds;    /* baseline and random: placements averaged (default 5) */
     uint64_t seed;
     double effort; /* scales the oracle's search budgets; 0 means 1 */
+    /* Appended. corun_sim_run_policy(): when not NULL (one per task), the
+     * profiles the engine learned, each cpu where the engine left the task
+     * (where the kernel put it, when it left it unpinned). */
+    struct corun_task_profile *profiles;
 };
 
 /*

@@ -50,6 +50,19 @@ double corun_sim_turbo_ghz(const struct corun_sim_machine *m, unsigned n_active,
     return m->turbo1_ghz - (m->turbo1_ghz - m->turbo_all_ghz) * frac;
 }
 
+double *corun_sim_turbo_table(const struct corun_topo *topo, const struct corun_sim_machine *m,
+                              unsigned *n)
+{
+    unsigned np = corun_topo_ndomains(topo, CORUN_LEVEL_PACKAGE);
+    double *rel;
+
+    *n = corun_topo_ndomains(topo, CORUN_LEVEL_CORE) / (np ? np : 1);
+    rel = *n ? malloc(*n * sizeof(*rel)) : NULL;
+    for (unsigned k = 1; rel && k <= *n; k++)
+        rel[k - 1] = corun_sim_turbo_ghz(m, k, *n) / corun_sim_turbo_ghz(m, 1, *n);
+    return rel;
+}
+
 double corun_sim_loaded_latency_ns(const struct corun_sim_machine *m, double u)
 {
     if (!(u > 0))

@@ -85,20 +85,12 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
     eo.warmup_ns = (uint64_t)llround(warm * 1e9);
     eo.seed = opts->seed;
     /* The machine's turbo table, as the hardware states it. */
-    {
-        unsigned np = corun_topo_ndomains(topo, CORUN_LEVEL_PACKAGE);
-        unsigned nc = corun_topo_ndomains(topo, CORUN_LEVEL_CORE) / (np ? np : 1);
-
-        turbo = malloc((nc ? nc : 1) * sizeof(*turbo));
-        if (!turbo) {
-            err = -ENOMEM;
-            goto out_close;
-        }
-        for (unsigned k = 1; k <= nc; k++)
-            turbo[k - 1] = corun_sim_turbo_ghz(m, k, nc) / corun_sim_turbo_ghz(m, 1, nc);
-        eo.turbo_rel = turbo;
-        eo.turbo_n = nc;
+    turbo = corun_sim_turbo_table(topo, m, &eo.turbo_n);
+    if (!turbo) {
+        err = -ENOMEM;
+        goto out_close;
     }
+    eo.turbo_rel = turbo;
     if ((err = corun_engine_new(&eo, &eng)))
         goto out_close;
     for (unsigned i = 0; i < ntasks; i++) {
@@ -128,6 +120,13 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
         out->trials = (unsigned)st.trials;
         out->reverted = (unsigned)st.reverted;
     }
+    for (unsigned i = 0; !err && opts->profiles && i < ntasks; i++) {
+        err = corun_engine_profile(eng, i, &opts->profiles[i]);
+        if (!err && opts->profiles[i].cpu < 0)
+            opts->profiles[i].cpu = cpu[i]; /* unpinned: the simulator keeps it there */
+    }
+    if (err)
+        corun_sim_result_release(out);
 out_close:
     corun_engine_free(eng);
     if (sense)

@@ -785,6 +785,20 @@ static void test_run_policy(void **state)
     assert_true(seen[0].mem_bw_bps > seen[3].mem_bw_bps);
     assert_true(r.sim_s == 5.0 && r.stp > 3.0 && r.stp <= 4.0);
     corun_sim_result_release(&r);
+    /* Asked for, the learned profiles come back, each where the engine
+     * left its task. */
+    {
+        struct corun_task_profile prof[4];
+
+        memset(prof, 0, sizeof(prof));
+        o.profiles = prof;
+        assert_int_equal(corun_sim_run_policy(t, &m, ts, 4, &spy, &o, &r), 0);
+        for (unsigned i = 0; i < 4; i++)
+            assert_int_equal(prof[i].cpu, (int)(2 * i));
+        assert_int_equal(prof[0].cls, CORUN_CLASS_STREAMING);
+        corun_sim_result_release(&r);
+        o.profiles = NULL;
+    }
     assert_int_equal(corun_sim_run_policy(t, &m, ts, 4, &full, &o, &r), -ENOSPC);
     corun_topo_free(t);
 }
