@@ -1,0 +1,351 @@
+/*
+ * engine-apply.c — asking the policy and applying its plan: the snapshot,
+ * the hysteresis (predicted gain against the cost of moving, the cap on
+ * moves), the moves through the actuator, and memory following its task.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/internal.h"
+#include "engine/engine-internal.h"
+
+void corun__engine_note_error(struct corun_engine *e, int err)
+{
+    e->st.errors++;
+    e->st.last_error = err;
+}
+
+/* NUMA node (domain index) of dense CPU @cpu, -1 none or unknown. */
+static int node_of(const struct corun_engine *e, int cpu)
+{
+    return cpu >= 0 ? corun_topo_cpu(e->o.topo, (unsigned)cpu)->dom[CORUN_LEVEL_NUMA] : -1;
+}
+
+/* Node task @t's memory is on: its known home, else the node of where it
+ * ran (@where: first touch happened near there), -1 unknown. */
+static int mem_node(const struct corun_engine *e, const struct etask *t, int where)
+{
+    return t->home >= 0 ? t->home : node_of(e, where);
+}
+
+/* Whether task @t moved from @where to @cpu must take its memory along. */
+static bool must_follow(const struct corun_engine *e, const struct etask *t, int cpu, int where)
+{
+    int to = node_of(e, cpu), from = mem_node(e, t, where);
+
+    return e->mem_follows && !t->mem_stuck && to >= 0 && from >= 0 && to != from;
+}
+
+/*
+ * Task @t now runs on @cpu (it ran on @where): when memory follows and that
+ * is another node than its memory's, the memory is moved there. A failure is
+ * counted, and is not the move's: the task runs where it was put. Without
+ * the permission or the kernel support, asking again will not help: memory
+ * stops following for every task (and the policy is told so). Otherwise
+ * (a node refused) only this task's memory is left alone from then on.
+ */
+void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where)
+{
+    int to = node_of(e, cpu), err;
+
+    if (!must_follow(e, t, cpu, where))
+        return;
+    err = e->o.act->move_memory(
+        e->o.act_state, t->t.target,
+        (int)corun_topo_domain(e->o.topo, CORUN_LEVEL_NUMA, (unsigned)to)->os_index);
+    if (err) {
+        corun__engine_note_error(e, err);
+        if (corun_act_move_refused(err))
+            e->mem_follows = false;
+        else
+            t->mem_stuck = true;
+        return;
+    }
+    t->home = to;
+    e->st.mem_moves++;
+}
+
+/* Pins task @t to dense CPU @cpu (-1: gives it back to the kernel). */
+int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_t now)
+{
+    struct corun_cpuset set = {0};
+    int where = t->cpu >= 0 ? t->cpu : t->seen_cpu;
+    int err;
+
+    if (cpu != where && e->arm) {
+        corun__engine_trial_begin(e);
+        e->arm = false;
+    }
+
+    if (cpu < 0) {
+        err = e->o.act->restore ? e->o.act->restore(e->o.act_state, t->t.target) : 0;
+    } else {
+        err = corun_cpuset_set(&set, corun_topo_cpu(e->o.topo, (unsigned)cpu)->os_index);
+        if (!err)
+            err = e->o.act->apply(e->o.act_state, t->t.target, &set);
+        corun_cpuset_release(&set);
+    }
+    if (err) {
+        corun__engine_note_error(e, err);
+        return err;
+    }
+    /* Where its memory is, when nobody said: near where it ran until now
+     * (first touch), so that a change taken back does not move it. */
+    if (e->mem_follows && t->home < 0 && where >= 0)
+        t->home = node_of(e, where);
+    /* Memory follows a change once it is kept: a change the outcome check
+     * takes back must not drag memory there and back. */
+    if (cpu >= 0 && e->trial && where >= 0)
+        t->mem_pending = must_follow(e, t, cpu, where);
+    else if (cpu >= 0)
+        corun__engine_follow_memory(e, t, cpu, where);
+    if (t->cpu >= 0)
+        e->st.migrations++;
+    else if (cpu >= 0)
+        e->st.placements++;
+    t->cpu = cpu;
+    t->pinned_at = now;
+    if (cpu != where)
+        e->changed_ns = now;
+    return 0;
+}
+
+/* ---- placing --------------------------------------------------------------- */
+
+struct plan_ctx {
+    struct corun_snapshot snap;
+    struct corun_task_profile *prof;
+    unsigned *live;  /* engine index of each snapshot task */
+    int *cur, *want; /* current and planned CPU per snapshot task */
+};
+
+/* What moving task @k of @pc from where it is to where the plan wants it
+ * must gain: the move cost, and the memory's when it follows to another
+ * node. */
+static double move_cost_of(const struct corun_engine *e, const struct plan_ctx *pc, unsigned k)
+{
+    const struct etask *t = &e->tasks[pc->live[k]];
+
+    if (pc->want[k] == pc->cur[k])
+        return 0;
+    return e->o.move_cost + (must_follow(e, t, pc->want[k], pc->cur[k]) ? e->o.mem_move_cost : 0);
+}
+
+static unsigned find_root(unsigned *parent, unsigned a)
+{
+    while (parent[a] != a)
+        a = parent[a] = parent[parent[a]];
+    return a;
+}
+
+struct group {
+    unsigned root, size;
+    double gain, cost; /* predicted, and what its moves must gain */
+};
+
+static int by_gain(const void *x, const void *y)
+{
+    const struct group *a = x, *b = y;
+    double ga = a->gain / a->size, gb = b->gain / b->size;
+
+    if (ga != gb)
+        return ga > gb ? -1 : 1;
+    return a->root < b->root ? -1 : a->root > b->root;
+}
+
+/*
+ * More moves than the cap allows: the moves are grouped so that a task
+ * taking a CPU another mover leaves goes with it (a swap is one group), each
+ * group is scored by the predicted gain of applying it alone, and the best
+ * groups that fit in the cap and pay their move cost are applied. A group
+ * larger than the cap is applied alone when it comes first.
+ */
+static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m, unsigned cap,
+                        uint64_t now)
+{
+    unsigned ncpus = corun_topo_ncpus(e->o.topo), *parent = NULL, ng = 0, done = 0;
+    int *holder = NULL, *trial = NULL, err = -ENOMEM;
+    struct group *g = NULL;
+    double base;
+
+    parent = malloc(m * sizeof(*parent));
+    holder = malloc(ncpus * sizeof(*holder));
+    trial = malloc(m * sizeof(*trial));
+    g = calloc(m, sizeof(*g));
+    if (!parent || !holder || !trial || !g)
+        goto out_free;
+    for (unsigned c = 0; c < ncpus; c++)
+        holder[c] = -1;
+    for (unsigned k = 0; k < m; k++) {
+        parent[k] = k;
+        if (pc->cur[k] >= 0 && holder[pc->cur[k]] < 0)
+            holder[pc->cur[k]] = (int)k;
+    }
+    for (unsigned k = 0; k < m; k++) {
+        int h;
+
+        if (pc->want[k] == pc->cur[k] || pc->want[k] < 0)
+            continue;
+        h = holder[pc->want[k]];
+        if (h >= 0 && pc->want[h] != pc->cur[h])
+            parent[find_root(parent, k)] = find_root(parent, (unsigned)h);
+    }
+    base = corun_policy_predict(&pc->snap, pc->cur, NULL);
+    for (unsigned k = 0; k < m; k++) {
+        unsigned r;
+        int found = -1;
+
+        if (pc->want[k] == pc->cur[k])
+            continue;
+        r = find_root(parent, k);
+        for (unsigned j = 0; j < ng; j++)
+            if (g[j].root == r)
+                found = (int)j;
+        if (found < 0) {
+            found = (int)ng;
+            g[ng++] = (struct group){.root = r};
+        }
+        g[found].size++;
+        g[found].cost += move_cost_of(e, pc, k);
+    }
+    for (unsigned j = 0; j < ng; j++) {
+        for (unsigned k = 0; k < m; k++)
+            trial[k] = (pc->want[k] != pc->cur[k] && find_root(parent, k) == g[j].root)
+                           ? pc->want[k]
+                           : pc->cur[k];
+        g[j].gain = corun_policy_predict(&pc->snap, trial, NULL) - base;
+    }
+    qsort(g, ng, sizeof(*g), by_gain);
+    for (unsigned j = 0; j < ng; j++) {
+        /* A group bigger than the whole cap (a swap under a cap of one)
+         * would never fit: it goes alone in an interval of its own. */
+        if (g[j].gain <= g[j].cost || (done + g[j].size > cap && (done || g[j].size <= cap))) {
+            e->st.capped += g[j].size;
+            continue;
+        }
+        for (unsigned k = 0; k < m; k++)
+            if (pc->want[k] != pc->cur[k] && find_root(parent, k) == g[j].root)
+                corun__engine_move(e, &e->tasks[pc->live[k]], pc->want[k], now);
+        done += g[j].size;
+    }
+    err = 0;
+out_free:
+    free(parent);
+    free(holder);
+    free(trial);
+    free(g);
+    return err;
+}
+
+/* Moves allowed this interval: the caller's cap, else a quarter of the
+ * tasks per second of interval, so that a task moves well under once a
+ * second on average whatever the interval (at least one move). */
+static unsigned move_cap(const struct corun_engine *e, unsigned m)
+{
+    double per = (double)m * (double)e->o.interval_ns * 1e-9 / 4;
+
+    if (e->o.max_moves)
+        return e->o.max_moves;
+    return per >= 1 ? (unsigned)per : 1;
+}
+
+int corun__engine_place(struct corun_engine *e, uint64_t now)
+{
+    struct plan_ctx pc = {0};
+    struct corun_plan plan;
+    unsigned m = 0, moves = 0;
+    bool all_pinned = true, any_pinned = false, unpins = false;
+    int err = -ENOMEM;
+
+    if (e->trial && corun__engine_trial_judge(e, now) != CORUN__KEEP)
+        return 0;
+    if (e->hold) {
+        e->hold--;
+        return 0;
+    }
+    pc.prof = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.prof));
+    pc.live = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.live));
+    pc.cur = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.cur));
+    pc.want = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.want));
+    if (!pc.prof || !pc.live || !pc.cur || !pc.want)
+        goto out_free;
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        if (!e->tasks[i].live)
+            continue;
+        pc.prof[m] = *corun_profiler_get(e->prof, e->tasks[i].slot);
+        /* Where it runs: pinned, or where the caller saw the kernel put it. */
+        pc.cur[m] = e->tasks[i].cpu >= 0 ? e->tasks[i].cpu : e->tasks[i].seen_cpu;
+        pc.prof[m].cpu = pc.cur[m];
+        pc.prof[m].home_known = e->tasks[i].home >= 0;
+        pc.prof[m].home_node = e->tasks[i].home >= 0 ? (unsigned)e->tasks[i].home : 0;
+        /* The engine's own hysteresis starts after its first plan: until
+         * then every policy's plan is applied whole (a policy like corun
+         * weighs moves itself, from the snapshot's CPUs). */
+        all_pinned &= e->tasks[i].cpu >= 0;
+        any_pinned |= e->tasks[i].cpu >= 0;
+        pc.live[m++] = i;
+    }
+    err = 0;
+    if (!m)
+        goto out_free;
+    pc.snap = (struct corun_snapshot){.topo = e->o.topo,
+                                      .ntasks = m,
+                                      .tasks = pc.prof,
+                                      .seed = e->o.seed ^ (0x9e3779b97f4a7c15ull * (e->round + 1)),
+                                      .round = e->round,
+                                      /* The first plan has no placement of
+                                       * ours to hold to: the kernel's. */
+                                      .move_cost = e->round ? e->o.move_cost : 0,
+                                      .mem_follows = e->mem_follows,
+                                      .mem_move_cost = e->o.mem_move_cost,
+                                      .turbo_rel = e->o.turbo_rel,
+                                      .turbo_n = e->o.turbo_rel ? e->o.turbo_n : 0};
+    plan = (struct corun_plan){.ntasks = m, .cpu = pc.want};
+    e->round++;
+    e->st.plans++;
+    err = e->o.policy->place(&pc.snap, &plan);
+    if (!err)
+        err = corun_policy_check_plan(&pc.snap, &plan);
+    if (err)
+        goto out_free;
+    for (unsigned k = 0; k < m; k++) {
+        moves += pc.want[k] != pc.cur[k];
+        unpins |= pc.want[k] < 0;
+        /* Staying where the kernel put it: pin it there, nothing moves. */
+        if (pc.want[k] >= 0 && pc.want[k] == pc.cur[k] && e->tasks[pc.live[k]].cpu < 0)
+            corun__engine_move(e, &e->tasks[pc.live[k]], pc.want[k], now);
+    }
+    if (!moves)
+        goto out_free;
+    /* The first move of what follows starts a trial. */
+    e->arm = true;
+    if (any_pinned && all_pinned && !unpins) {
+        double gain = corun_policy_predict(&pc.snap, pc.want, NULL) -
+                      corun_policy_predict(&pc.snap, pc.cur, NULL),
+               cost = 0;
+
+        for (unsigned k = 0; k < m; k++)
+            cost += move_cost_of(e, &pc, k);
+        if (gain < cost) {
+            e->st.held++;
+            goto out_free;
+        }
+        if (moves > move_cap(e, m)) {
+            err = apply_capped(e, &pc, m, move_cap(e, m), now);
+            goto out_free;
+        }
+    }
+    /* The first plan, new tasks, or a policy that unpins: applied whole. */
+    for (unsigned k = 0; k < m; k++)
+        if (pc.want[k] != pc.cur[k])
+            corun__engine_move(e, &e->tasks[pc.live[k]], pc.want[k], now);
+out_free:
+    e->arm = false;
+    free(pc.prof);
+    free(pc.live);
+    free(pc.cur);
+    free(pc.want);
+    return err;
+}

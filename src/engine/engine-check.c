@@ -1,0 +1,163 @@
+/*
+ * engine-check.c — the outcome check: every change of placement the engine
+ * applies is a trial, judged on the instruction rates the counters measure
+ * over the intervals before and after it, and taken back when it
+ * measurably lowered the tasks' summed relative speed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/internal.h"
+#include "engine/engine-internal.h"
+
+/* ---- the outcome check ------------------------------------------------------ */
+
+/* The trial's changes are kept: the memory of the tasks it moved follows
+ * them. */
+static void follow_kept(struct corun_engine *e)
+{
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        struct etask *t = &e->tasks[i];
+
+        if (t->mem_pending && t->live && t->cpu >= 0)
+            corun__engine_follow_memory(e, t, t->cpu, t->tr_cpu);
+        t->mem_pending = false;
+    }
+}
+
+/* The placement changed in a way the engine did not plan (a task joined,
+ * left or was pinned by the caller): rates from before no longer compare,
+ * and a trial in progress cannot be judged. It is kept, unjudged. */
+void corun__engine_world_changed(struct corun_engine *e, uint64_t now)
+{
+    for (unsigned i = 0; i < e->ntasks; i++)
+        e->tasks[i].nrate = 0;
+    if (e->trial)
+        follow_kept(e);
+    e->trial = false;
+    e->changed_ns = now;
+}
+
+static double weight_of(const struct etask *t)
+{
+    return t->t.weight > 0 ? t->t.weight : 1;
+}
+
+static double mean_rate(const struct etask *t)
+{
+    double s = 0;
+
+    for (unsigned k = 0; k < t->nrate; k++)
+        s += t->rate[k];
+    return t->nrate ? s / t->nrate : NAN;
+}
+
+/*
+ * Starts a trial of the moves about to be applied (called by corun__engine_move()
+ * before the first of them): records each task's mean rate over the
+ * intervals since the last change and where it runs, and forgets the rates
+ * (the intervals after the change start afresh).
+ */
+void corun__engine_trial_begin(struct corun_engine *e)
+{
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        struct etask *t = &e->tasks[i];
+
+        t->tr_before = t->live ? mean_rate(t) : NAN;
+        t->tr_cpu = t->cpu;
+        t->nrate = 0;
+    }
+    e->trial = !e->o.no_outcome_check;
+    e->waited = 0;
+}
+
+/*
+ * Judges the trial in progress once every task measured before it has
+ * CHECK_WINDOW whole intervals after it (or, after two intervals more, on
+ * those that have: a task whose reads began to fail, one that exited, must
+ * not stall the engine): WAIT until then, KEEP or UNDO. A
+ * change whose measured gain in summed relative speed (each task's rate
+ * over its best rate seen, weighted) is below -CHECK_MARGIN per task
+ * measured is taken back: every task goes back where it was (pinned there,
+ * or given back to the kernel), and the engine holds.
+ */
+enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t now)
+{
+    double delta = 0, wsum = 0;
+    unsigned nmeas = 0;
+    bool late = ++e->waited > CHECK_WINDOW + 2;
+
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        const struct etask *t = &e->tasks[i];
+
+        if (!t->live || isnan(t->tr_before) || !(t->best_rate > 0))
+            continue;
+        if (t->nrate < CHECK_WINDOW) {
+            if (!late)
+                return CORUN__WAIT;
+            continue;
+        }
+        delta += weight_of(t) * (mean_rate(t) - t->tr_before) / t->best_rate;
+        wsum += weight_of(t);
+        nmeas++;
+        if (t->mem_pending) {
+            /* It runs away from its memory until the change is kept: judge
+             * it as it will run once its memory follows. */
+            const struct corun_task_profile *p = corun_profiler_get(e->prof, t->slot);
+            double r = (CORUN_REMOTE_LATENCY - 1) * corun_profile_mem_share(p->ipc, p->llc_mpki);
+
+            delta += weight_of(t) * mean_rate(t) / t->best_rate * r;
+        }
+    }
+    e->trial = false;
+    e->st.trials += nmeas > 0;
+    if (!nmeas || delta >= -CHECK_MARGIN * wsum) {
+        e->fails = 0;
+        follow_kept(e);
+        return CORUN__KEEP;
+    }
+    for (unsigned i = 0; i < e->ntasks; i++)
+        e->tasks[i].mem_pending = false;
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        struct etask *t = &e->tasks[i];
+
+        if (t->live && t->cpu != t->tr_cpu)
+            corun__engine_move(e, t, t->tr_cpu, now);
+        t->nrate = 0;
+    }
+    e->st.reverted++;
+    e->hold = CHECK_HOLD << (e->fails < 4 ? e->fails : 4);
+    if (e->hold > CHECK_HOLD_MAX)
+        e->hold = CHECK_HOLD_MAX;
+    e->fails++;
+    return CORUN__UNDO;
+}
+
+/*
+ * Records @t's instruction rate over the interval that ends with @cur, if
+ * the interval began after the last change of placement (within a
+ * twentieth of an interval: a real actuator moves tasks a little after the
+ * samples that decided it).
+ */
+void corun__engine_note_rate(struct corun_engine *e, struct etask *t,
+                             const struct corun_sample *cur)
+{
+    uint64_t bit = CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS);
+    double r;
+
+    if (!(cur->valid & t->prev.valid & bit) || cur->t_ns <= t->prev.t_ns ||
+        cur->value[CORUN_EV_INSTRUCTIONS] < t->prev.value[CORUN_EV_INSTRUCTIONS])
+        return;
+    r = (double)(cur->value[CORUN_EV_INSTRUCTIONS] - t->prev.value[CORUN_EV_INSTRUCTIONS]) * 1e9 /
+        (double)(cur->t_ns - t->prev.t_ns);
+    if (r > t->best_rate)
+        t->best_rate = r;
+    if (t->prev.t_ns + e->o.interval_ns / 20 < e->changed_ns)
+        return;
+    memmove(&t->rate[1], &t->rate[0], (CHECK_WINDOW - 1) * sizeof(t->rate[0]));
+    t->rate[0] = r;
+    if (t->nrate < CHECK_WINDOW)
+        t->nrate++;
+}

@@ -1,0 +1,77 @@
+/*
+ * engine-internal.h — the engine's state, shared by its files: engine.c
+ * (life cycle, sampling, the step), engine-apply.c (asking the policy and
+ * applying its plan under hysteresis, memory following) and engine-check.c
+ * (the outcome check).
+ */
+#ifndef CORUN_ENGINE_INTERNAL_H
+#define CORUN_ENGINE_INTERNAL_H
+
+#include "corun/engine.h"
+
+/* Outcome check: intervals measured on each side of a change, the loss (in
+ * summed relative speed, per task measured) beyond which it is taken back,
+ * and the hold after a failed trial, doubled per consecutive failure. */
+#define CHECK_WINDOW   2
+#define CHECK_MARGIN   0.01
+#define CHECK_HOLD     4
+#define CHECK_HOLD_MAX 64
+
+struct etask {
+    struct corun_engine_task t;
+    int handle;      /* the sensor's */
+    bool own_handle; /* attached by the engine, detached by it */
+    bool live;
+    bool have_prev;
+    struct corun_sample prev;
+    int cpu;            /* pinned to, dense; -1 not pinned */
+    uint64_t pinned_at; /* clock time of the last change of cpu */
+    unsigned slot;      /* profiler slot */
+    int home;           /* NUMA node of its memory, -1 unknown */
+    bool mem_stuck;     /* its memory could not be moved: not tried again */
+    bool mem_pending;   /* moved in the trial in progress: memory follows if kept */
+    int seen_cpu;       /* where the kernel runs it while unpinned, -1 unknown */
+    /* Outcome check: instruction rates of the last whole intervals since the
+     * last change of placement (rate[0] the newest), and at the start of the
+     * trial in progress its mean rate before, its best rate seen and where it
+     * was pinned. */
+    double rate[CHECK_WINDOW], best_rate;
+    unsigned nrate;
+    double tr_before; /* NaN: not measured before the trial */
+    int tr_cpu;       /* pinned CPU before the trial, -1 unpinned */
+};
+
+struct corun_engine {
+    struct corun_engine_opts o;
+    struct corun_profiler *prof;
+    struct etask *tasks;
+    unsigned ntasks, cap;
+    uint64_t start_ns;
+    bool started, placed_once, warmup_done;
+    unsigned round;
+    struct corun_engine_stats st;
+    /* Outcome check. */
+    uint64_t changed_ns; /* clock time of the last change of placement */
+    bool trial;          /* a change is being measured */
+    bool arm;            /* the next change of placement starts a trial */
+    unsigned waited;     /* intervals the trial in progress has waited */
+    unsigned hold;       /* intervals left without plans */
+    unsigned fails;      /* consecutive failed trials */
+    bool mem_follows;    /* memory is moved with its task (opts.no_mem_follow) */
+};
+
+/* engine-apply.c */
+void corun__engine_note_error(struct corun_engine *e, int err);
+int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_t now);
+void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where);
+int corun__engine_place(struct corun_engine *e, uint64_t now);
+
+/* engine-check.c */
+void corun__engine_world_changed(struct corun_engine *e, uint64_t now);
+void corun__engine_trial_begin(struct corun_engine *e);
+enum corun__verdict { CORUN__WAIT, CORUN__KEEP, CORUN__UNDO };
+enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t now);
+void corun__engine_note_rate(struct corun_engine *e, struct etask *t,
+                             const struct corun_sample *cur);
+
+#endif /* CORUN_ENGINE_INTERNAL_H */
