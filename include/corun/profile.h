@@ -69,10 +69,20 @@ CORUN_API void corun_profiler_free(struct corun_profiler *p);
 /*
  * corun_profiler_add() - a slot for a new task numbered @id by the caller,
  * with class hint @hint (CORUN_CLASS_UNKNOWN to learn it) and @weight (<= 0:
- * 1). The slot number goes to *@slot; slots are never reused. 0 or -ENOMEM.
+ * 1). The slot number goes to *@slot; a slot is reused only when the caller
+ * says so (corun_profiler_reuse()). 0 or -ENOMEM.
  */
 CORUN_API int corun_profiler_add(struct corun_profiler *p, unsigned id, enum corun_class hint,
                                  double weight, unsigned *slot);
+
+/*
+ * corun_profiler_reuse() - @slot, whose task has gone, starts afresh for
+ * another task, as corun_profiler_add() would have made it: nothing learned
+ * of the old task is kept. For callers whose tasks come and go (a daemon),
+ * so that the profiler does not grow with every task ever seen. 0 or -ENOENT.
+ */
+CORUN_API int corun_profiler_reuse(struct corun_profiler *p, unsigned slot, unsigned id,
+                                   enum corun_class hint, double weight);
 
 /*
  * corun_profiler_set_hint() - replaces the class hint of @slot (UNKNOWN:

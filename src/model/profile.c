@@ -148,21 +148,10 @@ static void refresh_profile(struct slot *s)
     t->cpu = -1;
 }
 
-int corun_profiler_add(struct corun_profiler *p, unsigned id, enum corun_class hint,
-                       double weight, unsigned *slot)
+/* A slot as a new task @id starts it: the class prior, nothing learned. */
+static void slot_init(struct corun_profiler *p, struct slot *s, unsigned id, enum corun_class hint,
+                      double weight)
 {
-    struct slot *s;
-
-    if (p->nslots == p->cap) {
-        unsigned cap = p->cap ? 2 * p->cap : 16;
-        struct slot *v = realloc(p->slots, cap * sizeof(*v));
-
-        if (!v)
-            return -ENOMEM;
-        p->slots = v;
-        p->cap = cap;
-    }
-    s = &p->slots[p->nslots];
     memset(s, 0, sizeof(*s));
     s->id = id;
     s->geom = &p->geom;
@@ -172,9 +161,33 @@ int corun_profiler_add(struct corun_profiler *p, unsigned id, enum corun_class h
     s->last_perf = NAN;
     s->perf = s->best = s->best_ipc = s->best_mpki = s->best_miss = s->x_obs = NAN;
     refresh_profile(s);
+}
+
+int corun_profiler_add(struct corun_profiler *p, unsigned id, enum corun_class hint,
+                       double weight, unsigned *slot)
+{
+    if (p->nslots == p->cap) {
+        unsigned cap = p->cap ? 2 * p->cap : 16;
+        struct slot *v = realloc(p->slots, cap * sizeof(*v));
+
+        if (!v)
+            return -ENOMEM;
+        p->slots = v;
+        p->cap = cap;
+    }
+    slot_init(p, &p->slots[p->nslots], id, hint, weight);
     if (slot)
         *slot = p->nslots;
     p->nslots++;
+    return 0;
+}
+
+int corun_profiler_reuse(struct corun_profiler *p, unsigned slot, unsigned id,
+                         enum corun_class hint, double weight)
+{
+    if (slot >= p->nslots)
+        return -ENOENT;
+    slot_init(p, &p->slots[slot], id, hint, weight);
     return 0;
 }
 
