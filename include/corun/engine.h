@@ -57,13 +57,29 @@ struct corun_clock {
  * library's syscall seam; waiting sleeps). */
 CORUN_API struct corun_clock corun_clock_monotonic(void);
 
+enum corun_engine_event_kind {
+    CORUN_ENGINE_EV_MOVE,   /* a plan's move: @from -> @to (dense CPUs, -1 the kernel's choice) */
+    CORUN_ENGINE_EV_UNDO,   /* the outcome check took a move back */
+    CORUN_ENGINE_EV_MEMORY, /* memory followed: NUMA node (domain index) @from -> @to */
+};
+
+struct corun_engine_event {
+    enum corun_engine_event_kind kind;
+    unsigned idx;         /* the task */
+    int from, to;
+    int err;              /* 0, or the actuator's -errno (nothing changed) */
+    unsigned confirmed;   /* MOVE: plans in a row that proposed it */
+    double speed_now;     /* MOVE with opts.predict: predicted speed where it was */
+    double speed_planned; /* and where it goes; NaN otherwise */
+};
+
 struct corun_engine_opts {
     const struct corun_topo *topo;
     const struct corun_policy *policy;        /* NULL: "corun" */
     const struct corun_policy *warmup_policy; /* applied once at the start; NULL: none */
-    const struct corun_sense_ops *sense;      /* opened: @sense_state from its open() */
+    const struct corun_sense_ops *sense;      /* opened: @sense_state from its open(); NULL none */
     void *sense_state;
-    const struct corun_act_ops *act;          /* opened: @act_state from its open() */
+    const struct corun_act_ops *act;          /* opened: @act_state from its open(); NULL none */
     void *act_state;
     struct corun_clock clock;                 /* now_ns NULL: corun_clock_monotonic() */
     uint64_t interval_ns;                     /* 0: 1 s */
@@ -97,6 +113,21 @@ struct corun_engine_opts {
      * [n-1]), handed to the policy (snapshot.turbo_rel); NULL: unknown. */
     const double *turbo_rel;
     unsigned turbo_n;
+    /* Appended. Per-task hysteresis, for callers whose tasks come and go
+     * and were not started by corun (corund): a task moves only once the
+     * policy has planned the same CPU for it in @confirm plans in a row
+     * (0 or 1: at once), and a task the engine moved stays at least
+     * @min_dwell intervals where it is. With @max_moves set, the cap holds
+     * for every plan, first placements included. */
+    unsigned confirm;
+    unsigned min_dwell;
+    /* Appended. Called for every move the engine applies or fails to apply
+     * and every memory move it makes or fails to make (NULL: none); with
+     * @predict, each plan's predicted speeds are kept for the events and
+     * corun_engine_task_info(). */
+    void (*on_event)(void *ctx, const struct corun_engine_event *ev);
+    void *event_ctx;
+    bool predict;
 };
 
 struct corun_engine_task {
@@ -132,7 +163,10 @@ struct corun_engine;
 
 /*
  * corun_engine_new() - an engine with @opts (copied; what it points to is
- * borrowed). 0, -EINVAL (no topology, sensor or actuator), -ENOMEM.
+ * borrowed). Without a sensor tasks are never read: they are placed on
+ * their hints and the class priors. Without an actuator nothing is placed:
+ * the engine only profiles (a daemon observing). 0, -EINVAL (no topology),
+ * -ENOMEM.
  */
 CORUN_API int corun_engine_new(const struct corun_engine_opts *opts, struct corun_engine **out);
 
@@ -145,8 +179,9 @@ CORUN_API void corun_engine_free(struct corun_engine *e);
 
 /*
  * corun_engine_add() - starts managing @task: attaches it to the sensor and
- * gives it a profile. Its index (0, 1, ... in order of adding) goes to
- * *@idx. 0, the sensor's -errno, or -ENOMEM.
+ * gives it a profile. Its index (0, 1, ... in order of adding; a removed
+ * task's index is given to a later one, so that an engine whose tasks come
+ * and go does not grow) goes to *@idx. 0, the sensor's -errno, or -ENOMEM.
  */
 CORUN_API int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *task,
                                unsigned *idx);
@@ -214,6 +249,54 @@ CORUN_API int corun_engine_set_cpu(struct corun_engine *e, unsigned idx, int cpu
  */
 CORUN_API int corun_engine_adopt(struct corun_engine *e, unsigned idx, int cpu);
 
+/*
+ * corun_engine_set_active() - whether task @idx is busy enough to matter
+ * (on when added). An inactive task is neither read nor placed: it stays
+ * where it is, out of the policy's snapshots, as an idle process neither
+ * suffers nor causes interference; its rates start afresh when it becomes
+ * active again. 0 or -ENOENT.
+ */
+CORUN_API int corun_engine_set_active(struct corun_engine *e, unsigned idx, bool active);
+
+/*
+ * corun_engine_set_placing() - placing on or off (on at first; always off
+ * without an actuator): while off, steps read and profile the tasks but
+ * plan nothing, and a change being judged is kept unjudged.
+ */
+CORUN_API void corun_engine_set_placing(struct corun_engine *e, bool on);
+
+/*
+ * corun_engine_retune() - takes, from @o, what may change while tasks run:
+ * the policy (NULL: "corun"), interval_ns, max_moves, confirm and
+ * min_dwell (0 each: the defaults). The wiring (topology, sensor,
+ * actuator, clock) is kept.
+ */
+CORUN_API void corun_engine_retune(struct corun_engine *e, const struct corun_engine_opts *o);
+
+enum corun_engine_state {
+    CORUN_ENGINE_WAITING,    /* not planned for yet (warm-up, or just added) */
+    CORUN_ENGINE_IDLE,       /* inactive: left where it is */
+    CORUN_ENGINE_SETTLED,    /* where the last plan wants it */
+    CORUN_ENGINE_CONFIRMING, /* a move planned fewer than confirm times in a row */
+    CORUN_ENGINE_DWELLING,   /* a move planned; moved less than min_dwell intervals ago */
+    CORUN_ENGINE_HELD,       /* a move planned; gain below its cost, or after a failed trial */
+    CORUN_ENGINE_CAPPED,     /* a move planned; put off by the cap on moves */
+    CORUN_ENGINE_REFUSED,    /* the actuator may not move it (EPERM, EACCES): left alone */
+};
+
+struct corun_engine_task_info {
+    int cpu;             /* dense CPU it is pinned to, -1 the kernel's choice */
+    int planned;         /* what the last plan wanted, -1 the kernel's choice */
+    unsigned streak;     /* plans in a row that wanted @planned */
+    unsigned dwelt;      /* whole intervals since the engine last moved it */
+    enum corun_engine_state state;
+    double speed_now, speed_planned; /* opts.predict: the last plan's; else NaN */
+};
+
+/* What the engine knows of task @idx and decided for it. 0 or -ENOENT. */
+CORUN_API int corun_engine_task_info(const struct corun_engine *e, unsigned idx,
+                                     struct corun_engine_task_info *out);
+
 /* Puts every task the engine pinned back as it was (actuator restore_all). */
 CORUN_API int corun_engine_restore(struct corun_engine *e);
 
@@ -227,7 +310,7 @@ CORUN_API int corun_engine_profile(const struct corun_engine *e, unsigned idx,
 /* The dense CPU task @idx is pinned to, -1 when unpinned or unknown. */
 CORUN_API int corun_engine_task_cpu(const struct corun_engine *e, unsigned idx);
 
-/* Number of tasks added (removed ones included). */
+/* Number of task indexes given out (removed tasks' included). */
 CORUN_API unsigned corun_engine_ntasks(const struct corun_engine *e);
 
 #ifdef __cplusplus

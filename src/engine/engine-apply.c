@@ -38,6 +38,12 @@ static bool must_follow(const struct corun_engine *e, const struct etask *t, int
     return e->mem_follows && !t->mem_stuck && to >= 0 && from >= 0 && to != from;
 }
 
+static void emit(struct corun_engine *e, const struct corun_engine_event *ev)
+{
+    if (e->o.on_event)
+        e->o.on_event(e->o.event_ctx, ev);
+}
+
 /*
  * Task @t now runs on @cpu (it ran on @where): when memory follows and that
  * is another node than its memory's, the memory is moved there. A failure is
@@ -48,13 +54,20 @@ static bool must_follow(const struct corun_engine *e, const struct etask *t, int
  */
 void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where)
 {
-    int to = node_of(e, cpu), err;
+    int to = node_of(e, cpu), from = mem_node(e, t, where), err;
 
     if (!must_follow(e, t, cpu, where))
         return;
     err = e->o.act->move_memory(
         e->o.act_state, t->t.target,
         (int)corun_topo_domain(e->o.topo, CORUN_LEVEL_NUMA, (unsigned)to)->os_index);
+    emit(e, &(struct corun_engine_event){.kind = CORUN_ENGINE_EV_MEMORY,
+                                         .idx = (unsigned)(t - e->tasks),
+                                         .from = from,
+                                         .to = to,
+                                         .err = err,
+                                         .speed_now = NAN,
+                                         .speed_planned = NAN});
     if (err) {
         corun__engine_note_error(e, err);
         if (corun_act_move_refused(err))
@@ -67,11 +80,25 @@ void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cp
     e->st.mem_moves++;
 }
 
-/* Pins task @t to dense CPU @cpu (-1: gives it back to the kernel). */
-int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_t now)
+/*
+ * Pins task @t to dense CPU @cpu (-1: gives it back to the kernel), for a
+ * plan (@kind MOVE) or the outcome check (UNDO), and tells the caller. A
+ * task the actuator may not move (EPERM, EACCES) is left alone from then
+ * on: asking again would be refused again.
+ */
+int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_t now,
+                       enum corun_engine_event_kind kind)
 {
     struct corun_cpuset set = {0};
     int where = t->cpu >= 0 ? t->cpu : t->seen_cpu;
+    struct corun_engine_event ev = {.kind = kind,
+                                    .idx = (unsigned)(t - e->tasks),
+                                    .from = t->cpu,
+                                    .to = cpu,
+                                    .confirmed = kind == CORUN_ENGINE_EV_MOVE ? t->streak : 0,
+                                    .speed_now = kind == CORUN_ENGINE_EV_MOVE ? t->speed_now : NAN,
+                                    .speed_planned =
+                                        kind == CORUN_ENGINE_EV_MOVE ? t->speed_planned : NAN};
     int err;
 
     if (cpu != where && e->arm) {
@@ -87,9 +114,20 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
             err = e->o.act->apply(e->o.act_state, t->t.target, &set);
         corun_cpuset_release(&set);
     }
+    ev.err = err;
+    emit(e, &ev);
     if (err) {
         corun__engine_note_error(e, err);
+        if (err == -EPERM || err == -EACCES) {
+            t->refused = true;
+            t->state = CORUN_ENGINE_REFUSED;
+        }
         return err;
+    }
+    t->state = kind == CORUN_ENGINE_EV_UNDO ? CORUN_ENGINE_HELD : CORUN_ENGINE_SETTLED;
+    if (cpu != where) {
+        t->moved = true;
+        t->moved_at = now;
     }
     /* Where its memory is, when nobody said: near where it ran until now
      * (first touch), so that a change taken back does not move it. */
@@ -159,11 +197,11 @@ static int by_gain(const void *x, const void *y)
  * More moves than the cap allows: the moves are grouped so that a task
  * taking a CPU another mover leaves goes with it (a swap is one group), each
  * group is scored by the predicted gain of applying it alone, and the best
- * groups that fit in the cap and pay their move cost are applied. A group
- * larger than the cap is applied alone when it comes first.
+ * groups that fit in the cap and (with @need_gain) pay their move cost are
+ * applied. A group larger than the cap is applied alone when it comes first.
  */
 static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m, unsigned cap,
-                        uint64_t now)
+                        bool need_gain, uint64_t now)
 {
     unsigned ncpus = corun_topo_ncpus(e->o.topo), *parent = NULL, ng = 0, done = 0;
     int *holder = NULL, *trial = NULL, err = -ENOMEM;
@@ -221,13 +259,20 @@ static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m,
     for (unsigned j = 0; j < ng; j++) {
         /* A group bigger than the whole cap (a swap under a cap of one)
          * would never fit: it goes alone in an interval of its own. */
-        if (g[j].gain <= g[j].cost || (done + g[j].size > cap && (done || g[j].size <= cap))) {
+        bool paid = !need_gain || g[j].gain > g[j].cost;
+
+        if (!paid || (done + g[j].size > cap && (done || g[j].size <= cap))) {
             e->st.capped += g[j].size;
+            for (unsigned k = 0; k < m; k++)
+                if (pc->want[k] != pc->cur[k] && find_root(parent, k) == g[j].root)
+                    e->tasks[pc->live[k]].state =
+                        paid ? CORUN_ENGINE_CAPPED : CORUN_ENGINE_HELD;
             continue;
         }
         for (unsigned k = 0; k < m; k++)
             if (pc->want[k] != pc->cur[k] && find_root(parent, k) == g[j].root)
-                corun__engine_move(e, &e->tasks[pc->live[k]], pc->want[k], now);
+                corun__engine_move(e, &e->tasks[pc->live[k]], pc->want[k], now,
+                                   CORUN_ENGINE_EV_MOVE);
         done += g[j].size;
     }
     err = 0;
@@ -251,6 +296,61 @@ static unsigned move_cap(const struct corun_engine *e, unsigned m)
     return per >= 1 ? (unsigned)per : 1;
 }
 
+/*
+ * The policy's prediction of each snapshot task's speed where it runs and
+ * where the plan puts it, kept for the caller (opts.predict). A failed
+ * prediction (ENOMEM) leaves NaN: no figure rather than a wrong one.
+ */
+static void keep_prediction(struct corun_engine *e, const struct plan_ctx *pc, unsigned m)
+{
+    double *now = calloc(m, sizeof(double)), *then = calloc(m, sizeof(double));
+    bool ok = now && then && corun_policy_predict(&pc->snap, pc->cur, now) >= 0 &&
+              corun_policy_predict(&pc->snap, pc->want, then) >= 0;
+
+    for (unsigned k = 0; k < m; k++) {
+        e->tasks[pc->live[k]].speed_now = ok ? now[k] : NAN;
+        e->tasks[pc->live[k]].speed_planned = ok ? then[k] : NAN;
+    }
+    free(now);
+    free(then);
+}
+
+/*
+ * Per-task hysteresis on plan @pc: counts the plans in a row that wanted
+ * each task's CPU, and keeps where it is a task the actuator refused, one
+ * whose move is not yet confirmed, and one the engine moved less than
+ * min_dwell intervals ago (the warm-up placement is applied whole). Returns
+ * the moves left.
+ */
+static unsigned hold_back(struct corun_engine *e, struct plan_ctx *pc, unsigned m, uint64_t now)
+{
+    uint64_t dwell_ns = (uint64_t)e->o.min_dwell * e->o.interval_ns;
+    unsigned moves = 0;
+
+    for (unsigned k = 0; k < m; k++) {
+        struct etask *t = &e->tasks[pc->live[k]];
+
+        t->streak = t->streak && t->planned == pc->want[k] ? t->streak + 1 : 1;
+        t->planned = pc->want[k];
+        if (pc->want[k] == pc->cur[k]) {
+            t->state = t->refused ? CORUN_ENGINE_REFUSED : CORUN_ENGINE_SETTLED;
+            continue;
+        }
+        if (t->refused)
+            t->state = CORUN_ENGINE_REFUSED;
+        else if (t->streak < e->o.confirm && !e->warming)
+            t->state = CORUN_ENGINE_CONFIRMING;
+        else if (t->cpu >= 0 && t->moved && now - t->moved_at < dwell_ns && !e->warming)
+            t->state = CORUN_ENGINE_DWELLING;
+        else {
+            moves++;
+            continue;
+        }
+        pc->want[k] = pc->cur[k];
+    }
+    return moves;
+}
+
 int corun__engine_place(struct corun_engine *e, uint64_t now)
 {
     struct plan_ctx pc = {0};
@@ -272,19 +372,24 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
     if (!pc.prof || !pc.live || !pc.cur || !pc.want)
         goto out_free;
     for (unsigned i = 0; i < e->ntasks; i++) {
-        if (!e->tasks[i].live)
+        const struct etask *t = &e->tasks[i];
+
+        /* An idle task neither suffers nor causes interference: it stays
+         * where it is, out of the snapshot. */
+        if (!t->live || !t->active)
             continue;
-        pc.prof[m] = *corun_profiler_get(e->prof, e->tasks[i].slot);
+        pc.prof[m] = *corun_profiler_get(e->prof, t->slot);
         /* Where it runs: pinned, or where the caller saw the kernel put it. */
-        pc.cur[m] = e->tasks[i].cpu >= 0 ? e->tasks[i].cpu : e->tasks[i].seen_cpu;
+        pc.cur[m] = t->cpu >= 0 ? t->cpu : t->seen_cpu;
         pc.prof[m].cpu = pc.cur[m];
-        pc.prof[m].home_known = e->tasks[i].home >= 0;
-        pc.prof[m].home_node = e->tasks[i].home >= 0 ? (unsigned)e->tasks[i].home : 0;
+        pc.prof[m].home_known = t->home >= 0;
+        pc.prof[m].home_node = t->home >= 0 ? (unsigned)t->home : 0;
         /* The engine's own hysteresis starts after its first plan: until
          * then every policy's plan is applied whole (a policy like corun
-         * weighs moves itself, from the snapshot's CPUs). */
-        all_pinned &= e->tasks[i].cpu >= 0;
-        any_pinned |= e->tasks[i].cpu >= 0;
+         * weighs moves itself, from the snapshot's CPUs). A task the
+         * actuator refused is as settled as a pinned one. */
+        all_pinned &= t->cpu >= 0 || t->refused;
+        any_pinned |= t->cpu >= 0;
         pc.live[m++] = i;
     }
     err = 0;
@@ -310,13 +415,18 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
         err = corun_policy_check_plan(&pc.snap, &plan);
     if (err)
         goto out_free;
+    if (e->o.predict)
+        keep_prediction(e, &pc, m);
     for (unsigned k = 0; k < m; k++) {
-        moves += pc.want[k] != pc.cur[k];
-        unpins |= pc.want[k] < 0;
+        struct etask *t = &e->tasks[pc.live[k]];
+
         /* Staying where the kernel put it: pin it there, nothing moves. */
-        if (pc.want[k] >= 0 && pc.want[k] == pc.cur[k] && e->tasks[pc.live[k]].cpu < 0)
-            corun__engine_move(e, &e->tasks[pc.live[k]], pc.want[k], now);
+        if (pc.want[k] >= 0 && pc.want[k] == pc.cur[k] && t->cpu < 0 && !t->refused)
+            corun__engine_move(e, t, pc.want[k], now, CORUN_ENGINE_EV_MOVE);
     }
+    moves = hold_back(e, &pc, m, now);
+    for (unsigned k = 0; k < m; k++)
+        unpins |= pc.want[k] < 0;
     if (!moves)
         goto out_free;
     /* The first move of what follows starts a trial. */
@@ -330,17 +440,25 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
             cost += move_cost_of(e, &pc, k);
         if (gain < cost) {
             e->st.held++;
+            for (unsigned k = 0; k < m; k++)
+                if (pc.want[k] != pc.cur[k])
+                    e->tasks[pc.live[k]].state = CORUN_ENGINE_HELD;
             goto out_free;
         }
         if (moves > move_cap(e, m)) {
-            err = apply_capped(e, &pc, m, move_cap(e, m), now);
+            err = apply_capped(e, &pc, m, move_cap(e, m), true, now);
             goto out_free;
         }
+    } else if (e->o.max_moves && moves > e->o.max_moves && !e->warming) {
+        /* The caller's cap holds for first placements too: the best
+         * predicted first, the policy trusted for the rest. */
+        err = apply_capped(e, &pc, m, e->o.max_moves, false, now);
+        goto out_free;
     }
     /* The first plan, new tasks, or a policy that unpins: applied whole. */
     for (unsigned k = 0; k < m; k++)
         if (pc.want[k] != pc.cur[k])
-            corun__engine_move(e, &e->tasks[pc.live[k]], pc.want[k], now);
+            corun__engine_move(e, &e->tasks[pc.live[k]], pc.want[k], now, CORUN_ENGINE_EV_MOVE);
 out_free:
     e->arm = false;
     free(pc.prof);

@@ -65,7 +65,7 @@ void corun__engine_trial_begin(struct corun_engine *e)
     for (unsigned i = 0; i < e->ntasks; i++) {
         struct etask *t = &e->tasks[i];
 
-        t->tr_before = t->live ? mean_rate(t) : NAN;
+        t->tr_before = t->live && t->active ? mean_rate(t) : NAN;
         t->tr_cpu = t->cpu;
         t->nrate = 0;
     }
@@ -124,7 +124,7 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
         struct etask *t = &e->tasks[i];
 
         if (t->live && t->cpu != t->tr_cpu)
-            corun__engine_move(e, t, t->tr_cpu, now);
+            corun__engine_move(e, t, t->tr_cpu, now, CORUN_ENGINE_EV_UNDO);
         t->nrate = 0;
     }
     e->st.reverted++;

@@ -39,6 +39,15 @@ struct etask {
     unsigned nrate;
     double tr_before; /* NaN: not measured before the trial */
     int tr_cpu;       /* pinned CPU before the trial, -1 unpinned */
+    /* Per-task hysteresis and what was decided (corun_engine_task_info). */
+    bool active;       /* read and placed (corun_engine_set_active) */
+    bool refused;      /* the actuator may not move it: left where it is */
+    int planned;       /* what the last plan wanted, -1 the kernel's choice */
+    unsigned streak;   /* plans in a row that wanted @planned; 0: none yet */
+    bool moved;        /* the engine moved it, at @moved_at */
+    uint64_t moved_at;
+    enum corun_engine_state state;
+    double speed_now, speed_planned; /* the last plan's prediction (opts.predict) */
 };
 
 struct corun_engine {
@@ -58,11 +67,14 @@ struct corun_engine {
     unsigned hold;       /* intervals left without plans */
     unsigned fails;      /* consecutive failed trials */
     bool mem_follows;    /* memory is moved with its task (opts.no_mem_follow) */
+    bool placing;        /* plans are made (an actuator, corun_engine_set_placing) */
+    bool warming;        /* the warm-up placement, applied whole, is being made */
 };
 
 /* engine-apply.c */
 void corun__engine_note_error(struct corun_engine *e, int err);
-int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_t now);
+int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_t now,
+                       enum corun_engine_event_kind kind);
 void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where);
 int corun__engine_place(struct corun_engine *e, uint64_t now);
 

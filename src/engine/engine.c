@@ -17,6 +17,7 @@
  * about a machine or a task; this bounds what a wrong prediction costs.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ int corun_engine_new(const struct corun_engine_opts *opts, struct corun_engine *
     struct corun_engine *e;
     int err;
 
-    if (!opts || !opts->topo || !opts->sense || !opts->act || !out)
+    if (!opts || !opts->topo || !out)
         return -EINVAL;
     e = calloc(1, sizeof(*e));
     if (!e)
@@ -76,6 +77,7 @@ int corun_engine_new(const struct corun_engine_opts *opts, struct corun_engine *
         e->o.mem_move_cost = 0.03;
     else if (e->o.mem_move_cost < 0)
         e->o.mem_move_cost = 0;
+    e->placing = e->o.act != NULL;
     /* Memory can follow only where there is somewhere else for it to go. */
     e->mem_follows = !e->o.no_mem_follow && e->o.act && e->o.act->move_memory &&
                      corun_topo_ndomains(e->o.topo, CORUN_LEVEL_NUMA) > 1;
@@ -102,10 +104,15 @@ void corun_engine_free(struct corun_engine *e)
 
 int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *task, unsigned *idx)
 {
+    unsigned at = 0, slot;
+    int handle = task->handle, err = 0;
+    bool own = false;
     struct etask *t;
-    int err;
 
-    if (e->ntasks == e->cap) {
+    /* A removed task's entry and profiler slot go to the new one. */
+    while (at < e->ntasks && e->tasks[at].live)
+        at++;
+    if (at == e->cap) {
         unsigned cap = e->cap ? 2 * e->cap : 16;
         struct etask *v = realloc(e->tasks, cap * sizeof(*v));
 
@@ -114,28 +121,45 @@ int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *tas
         e->tasks = v;
         e->cap = cap;
     }
-    t = &e->tasks[e->ntasks];
-    memset(t, 0, sizeof(*t));
+    if (!task->shared_handle && e->o.sense) {
+        err = e->o.sense->attach(e->o.sense_state, task->target, &handle);
+        if (err)
+            return err;
+        own = true;
+    }
+    if (at < e->ntasks)
+        err = corun_profiler_reuse(e->prof, e->tasks[at].slot, task->id, task->hint,
+                                   task->weight);
+    else
+        err = corun_profiler_add(e->prof, task->id, task->hint, task->weight, &slot);
+    if (err) {
+        if (own && e->o.sense->detach)
+            e->o.sense->detach(e->o.sense_state, handle);
+        return err;
+    }
+    t = &e->tasks[at];
+    if (at == e->ntasks) {
+        memset(t, 0, sizeof(*t));
+        t->slot = slot;
+        e->ntasks++;
+    } else {
+        slot = t->slot;
+        memset(t, 0, sizeof(*t));
+        t->slot = slot;
+    }
     t->t = *task;
+    t->handle = handle;
+    t->own_handle = own;
     t->cpu = -1;
     t->home = -1;
     t->seen_cpu = -1;
-    err = corun_profiler_add(e->prof, task->id, task->hint, task->weight, &t->slot);
-    if (err)
-        return err;
-    if (task->shared_handle) {
-        t->handle = task->handle;
-    } else {
-        err = e->o.sense->attach(e->o.sense_state, task->target, &t->handle);
-        if (err)
-            return err; /* the profiler slot stays unused: slots are never reused */
-        t->own_handle = true;
-    }
+    t->planned = -1;
     t->live = true;
+    t->active = true;
     t->tr_before = NAN;
+    t->speed_now = t->speed_planned = NAN;
     if (idx)
-        *idx = e->ntasks;
-    e->ntasks++;
+        *idx = at;
     if (e->started)
         corun__engine_world_changed(e, e->o.clock.now_ns(e->o.clock.ctx));
     return 0;
@@ -151,7 +175,7 @@ int corun_engine_remove(struct corun_engine *e, unsigned idx)
     t = &e->tasks[idx];
     if (t->own_handle && e->o.sense->detach)
         e->o.sense->detach(e->o.sense_state, t->handle);
-    if (t->cpu >= 0 && e->o.act->restore)
+    if (t->cpu >= 0 && e->o.act && e->o.act->restore)
         err = e->o.act->restore(e->o.act_state, t->t.target);
     t->live = false;
     t->cpu = -1;
@@ -159,6 +183,7 @@ int corun_engine_remove(struct corun_engine *e, unsigned idx)
     return err;
 }
 
+/* Reads every live, active task and feeds the profiler. */
 static int sample_all(struct corun_engine *e)
 {
     struct corun_profile_obs *obs = calloc(e->ntasks ? e->ntasks : 1, sizeof(*obs));
@@ -174,7 +199,7 @@ static int sample_all(struct corun_engine *e)
         struct etask *t = &e->tasks[i];
         int rc;
 
-        if (!t->live)
+        if (!t->live || !t->active || !e->o.sense)
             continue;
         rc = e->o.sense->read(e->o.sense_state, t->handle, &cur[i]);
         if (rc) {
@@ -210,12 +235,14 @@ int corun_engine_step(struct corun_engine *e)
     if (!e->started) {
         e->started = true;
         e->start_ns = now;
-        if (e->o.warmup_policy) {
+        if (e->o.warmup_policy && e->placing) {
             const struct corun_policy *pol = e->o.policy;
 
             /* The warm-up placement is applied whole, once. */
             e->o.policy = e->o.warmup_policy;
+            e->warming = true;
             err = corun__engine_place(e, now);
+            e->warming = false;
             e->o.policy = pol;
             e->round = 0;
             /* Nothing was measured before it: not a trial. */
@@ -228,6 +255,11 @@ int corun_engine_step(struct corun_engine *e)
     err = sample_all(e);
     if (err)
         return err;
+    if (!e->placing) {
+        if (e->trial)
+            corun__engine_world_changed(e, now);
+        return 0;
+    }
     if (now - e->start_ns < e->o.warmup_ns)
         return 0;
     return corun__engine_place(e, now);
@@ -301,9 +333,71 @@ int corun_engine_adopt(struct corun_engine *e, unsigned idx, int cpu)
     return 0;
 }
 
+int corun_engine_set_active(struct corun_engine *e, unsigned idx, bool active)
+{
+    struct etask *t;
+
+    if (idx >= e->ntasks || !e->tasks[idx].live)
+        return -ENOENT;
+    t = &e->tasks[idx];
+    if (t->active == active)
+        return 0;
+    t->active = active;
+    /* Its rates start afresh: an interval spanning idle time says nothing
+     * about where it runs, and it is not judged in a trial it sat out. */
+    t->have_prev = false;
+    t->nrate = 0;
+    t->tr_before = NAN;
+    t->streak = 0;
+    t->speed_now = t->speed_planned = NAN;
+    t->state = active ? CORUN_ENGINE_WAITING : CORUN_ENGINE_IDLE;
+    /* Its co-runners' rates before and after no longer compare either. */
+    if (e->started)
+        corun__engine_world_changed(e, e->o.clock.now_ns(e->o.clock.ctx));
+    return 0;
+}
+
+void corun_engine_set_placing(struct corun_engine *e, bool on)
+{
+    e->placing = on && e->o.act;
+}
+
+void corun_engine_retune(struct corun_engine *e, const struct corun_engine_opts *o)
+{
+    e->o.policy = o->policy ? o->policy : corun_policy_find("corun");
+    e->o.interval_ns = o->interval_ns ? o->interval_ns : 1000000000ull;
+    e->o.max_moves = o->max_moves;
+    e->o.confirm = o->confirm;
+    e->o.min_dwell = o->min_dwell;
+}
+
+int corun_engine_task_info(const struct corun_engine *e, unsigned idx,
+                           struct corun_engine_task_info *out)
+{
+    const struct etask *t;
+    uint64_t now;
+
+    if (idx >= e->ntasks || !e->tasks[idx].live)
+        return -ENOENT;
+    t = &e->tasks[idx];
+    now = e->o.clock.now_ns(e->o.clock.ctx);
+    *out = (struct corun_engine_task_info){
+        .cpu = t->cpu,
+        .planned = t->planned,
+        .streak = t->streak,
+        .dwelt = !t->moved              ? UINT_MAX
+                 : now <= t->moved_at ? 0
+                                      : (unsigned)((now - t->moved_at) / e->o.interval_ns),
+        .state = t->state,
+        .speed_now = t->speed_now,
+        .speed_planned = t->speed_planned,
+    };
+    return 0;
+}
+
 int corun_engine_restore(struct corun_engine *e)
 {
-    int err = e->o.act->restore_all ? e->o.act->restore_all(e->o.act_state) : 0;
+    int err = e->o.act && e->o.act->restore_all ? e->o.act->restore_all(e->o.act_state) : 0;
 
     for (unsigned i = 0; i < e->ntasks; i++)
         e->tasks[i].cpu = -1;

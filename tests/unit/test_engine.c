@@ -29,6 +29,7 @@ struct world {
     int fail_task;         /* reads of this task fail with -ESRCH; -1 none */
     unsigned applies, restores, attaches, detaches;
     bool inverted;         /* compute tasks gain from sharing a core */
+    int refuse_task;       /* apply on this task fails with -EPERM; -1 none */
     uint64_t split_ns;     /* time spent with tasks 0 and 1 on different cores */
 };
 
@@ -119,6 +120,8 @@ static int a_apply(void *st, pid_t target, const struct corun_cpuset *cpus)
 {
     int os = corun_cpuset_next(cpus, 0);
 
+    if (target == W.refuse_task)
+        return -EPERM;
     assert_int_equal(corun_cpuset_count(cpus), 1);
     W.pinned[target] = corun_topo_cpu_by_os(W.topo, (unsigned)os);
     W.applies++;
@@ -150,6 +153,7 @@ static int setup(void **state)
     assert_int_equal(corun_topo_load(&o, &W.topo), 0);
     W.now = 1000;
     W.fail_task = -1;
+    W.refuse_task = -1;
     /* Two compute tasks first: the kernel's order pairs them on core 0. */
     for (unsigned i = 0; i < NT; i++) {
         W.pinned[i] = -1;
@@ -558,16 +562,246 @@ static void test_turbo_table_reaches_policy(void **state)
     corun_engine_free(e);
 }
 
-static void test_bad_options(void **state)
+/* No topology is refused. Without an actuator the engine observes: it
+ * learns from the counters and never plans; without a sensor it places on
+ * the class priors, attaching nothing. */
+static void test_observe_only_and_no_sensor(void **state)
 {
     struct corun_engine_opts o = {0};
     struct corun_engine *e = NULL;
+    struct corun_engine_stats st;
+    struct corun_task_profile p;
 
     assert_int_equal(corun_engine_new(&o, &e), -EINVAL);
     o.topo = W.topo;
     o.sense = &fake_sense;
-    assert_int_equal(corun_engine_new(&o, &e), -EINVAL);
+    o.clock = (struct corun_clock){.now_ns = fake_now, .wait_until = fake_wait};
+    o.interval_ns = 100000000;
+    assert_int_equal(corun_engine_new(&o, &e), 0);
+    for (unsigned i = 0; i < NT; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = i};
+
+        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+    }
+    corun_engine_set_placing(e, true); /* no actuator: stays off */
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_int_equal(st.plans, 0);
+    assert_int_equal(W.applies, 0);
+    assert_int_equal(corun_engine_profile(e, 0, &p), 0);
+    assert_int_equal(p.cls, CORUN_CLASS_COMPUTE);
+    assert_int_equal(corun_engine_restore(e), 0);
+    corun_engine_free(e);
+
+    o.sense = NULL;
+    o.act = &fake_act;
+    W.attaches = 0;
+    assert_int_equal(corun_engine_new(&o, &e), 0);
+    for (unsigned i = 0; i < NT; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_COMPUTE};
+
+        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+    }
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_int_equal(W.attaches, 0);
+    assert_true(st.plans > 0);
+    assert_int_equal(st.placements, NT);
+    assert_int_equal(corun_engine_remove(e, 0), 0);
+    corun_engine_free(e);
     corun_engine_free(NULL);
+}
+
+/* ---- per-task hysteresis, events and task slots ----------------------------- */
+
+static int table_cpu[NT]; /* where the "table" policy puts task id 100 + i */
+
+static int table_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    for (unsigned k = 0; k < snap->ntasks; k++)
+        plan->cpu[k] = table_cpu[snap->tasks[k].id - 100];
+    return 0;
+}
+
+static const struct corun_policy table_policy = {.name = "table", .place = table_place};
+
+#define MAXEV 64
+static struct corun_engine_event evs[MAXEV];
+static unsigned nev;
+
+static void on_event(void *ctx, const struct corun_engine_event *ev)
+{
+    assert_ptr_equal(ctx, &nev);
+    if (nev < MAXEV)
+        evs[nev++] = *ev;
+}
+
+/* The engine of a daemon: the table policy, confirm 2, dwell 3, a cap of
+ * one move, no move cost, no outcome check, predictions kept. */
+static struct corun_engine *daemon_engine(void)
+{
+    struct corun_engine_opts o = {
+        .topo = W.topo,
+        .policy = &table_policy,
+        .sense = &fake_sense,
+        .act = &fake_act,
+        .clock = {.now_ns = fake_now, .wait_until = fake_wait},
+        .interval_ns = 100000000,
+        .warmup_ns = 1,
+        .move_cost = -1,
+        .max_moves = 1,
+        .no_outcome_check = true,
+        .confirm = 2,
+        .min_dwell = 3,
+        .on_event = on_event,
+        .event_ctx = &nev,
+        .predict = true,
+    };
+    struct corun_engine *e;
+
+    nev = 0;
+    assert_int_equal(corun_engine_new(&o, &e), 0);
+    for (unsigned i = 0; i < NT; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = 100 + i};
+
+        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+        assert_int_equal(corun_engine_set_cpu(e, i, (int)i), 0);
+    }
+    return e;
+}
+
+static void step(struct corun_engine *e)
+{
+    advance(W.now + 100000000);
+    assert_int_equal(corun_engine_step(e), 0);
+}
+
+static enum corun_engine_state state_of(struct corun_engine *e, unsigned idx)
+{
+    struct corun_engine_task_info in;
+
+    assert_int_equal(corun_engine_task_info(e, idx, &in), 0);
+    return in.state;
+}
+
+/* Tasks 2 and 3 idle; the plan moves 0 to CPU 2 and 1 to CPU 3. A move
+ * waits for its second plan in a row, the cap lets one through per
+ * interval, a moved task dwells 3 intervals, and every move is told with
+ * the prediction behind it. */
+static void test_confirm_cap_dwell_events(void **state)
+{
+    struct corun_engine *e = daemon_engine();
+    struct corun_engine_task_info in;
+    unsigned first;
+
+    assert_int_equal(corun_engine_set_active(e, 2, false), 0);
+    assert_int_equal(corun_engine_set_active(e, 3, false), 0);
+    assert_int_equal(corun_engine_set_active(e, NT, false), -ENOENT);
+    table_cpu[0] = 2;
+    table_cpu[1] = 3;
+    step(e); /* samples only: nothing measured yet */
+    step(e); /* first plan: proposed once */
+    assert_int_equal(nev, 0);
+    assert_int_equal(corun_engine_task_info(e, 0, &in), 0);
+    assert_int_equal(in.state, CORUN_ENGINE_CONFIRMING);
+    assert_int_equal(in.planned, 2);
+    assert_int_equal(in.streak, 1);
+    assert_int_equal(in.cpu, -1);
+    assert_true(isfinite(in.speed_now) && isfinite(in.speed_planned));
+    assert_int_equal(state_of(e, 2), CORUN_ENGINE_IDLE);
+    step(e); /* confirmed: one move under the cap, the other put off */
+    assert_int_equal(nev, 1);
+    assert_int_equal(evs[0].kind, CORUN_ENGINE_EV_MOVE);
+    assert_int_equal(evs[0].from, -1);
+    assert_int_equal(evs[0].err, 0);
+    assert_int_equal(evs[0].confirmed, 2);
+    assert_true(evs[0].speed_now > 0 && evs[0].speed_now <= 1);
+    assert_true(evs[0].speed_planned > 0 && evs[0].speed_planned <= 1);
+    assert_int_equal(W.pinned[evs[0].idx], (int)evs[0].idx + 2);
+    assert_int_equal(state_of(e, evs[0].idx), CORUN_ENGINE_SETTLED);
+    assert_int_equal(state_of(e, 1 - evs[0].idx), CORUN_ENGINE_CAPPED);
+    /* The task that moved first is wanted back where it ran: the new plan
+     * needs confirming, then it dwells 3 intervals from its move. */
+    first = evs[0].idx;
+    table_cpu[first] = (int)first;
+    step(e); /* the other one moves; the new plan is proposed once */
+    assert_int_equal(nev, 2);
+    assert_int_equal(W.pinned[0], 2);
+    assert_int_equal(W.pinned[1], 3);
+    assert_int_equal(state_of(e, first), CORUN_ENGINE_CONFIRMING);
+    step(e); /* confirmed, but it moved 2 intervals ago */
+    assert_int_equal(corun_engine_task_info(e, first, &in), 0);
+    assert_int_equal(in.state, CORUN_ENGINE_DWELLING);
+    assert_int_equal(in.dwelt, 2);
+    assert_int_equal(W.pinned[first], (int)first + 2);
+    step(e);
+    assert_int_equal(W.pinned[first], (int)first);
+    assert_int_equal(evs[nev - 1].from, (int)first + 2);
+    assert_int_equal(evs[nev - 1].to, (int)first);
+    corun_engine_free(e);
+}
+
+/* An actuator that refuses (EPERM) a task: told once, never asked again,
+ * the task left out of moves; the others are placed. */
+static void test_refused(void **state)
+{
+    struct corun_engine *e = daemon_engine();
+    unsigned applies;
+
+    W.refuse_task = 1;
+    for (unsigned i = 0; i < NT; i++)
+        table_cpu[i] = (int)(NT - 1 - i);
+    for (int k = 0; k < 8; k++)
+        step(e);
+    assert_int_equal(state_of(e, 1), CORUN_ENGINE_REFUSED);
+    applies = W.applies;
+    for (int k = 0; k < 6; k++)
+        step(e);
+    assert_int_equal(W.applies, applies);
+    {
+        unsigned refused = 0;
+
+        for (unsigned k = 0; k < nev; k++)
+            refused += evs[k].idx == 1 && evs[k].err == -EPERM;
+        assert_int_equal(refused, 1);
+    }
+    assert_int_equal(W.pinned[0], 3);
+    assert_int_equal(W.pinned[1], -1);
+    corun_engine_free(e);
+}
+
+/* A removed task's index and profile slot go to the next task added, which
+ * starts afresh; placing off keeps the engine from planning. */
+static void test_reuse_and_placing_off(void **state)
+{
+    struct corun_engine *e = engine("corun", 0, 0);
+    struct corun_engine_task t = {.target = 1, .id = 555, .hint = CORUN_CLASS_STREAMING};
+    struct corun_engine_stats st;
+    struct corun_task_profile p;
+    unsigned idx, attaches;
+
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    assert_int_equal(corun_engine_remove(e, 1), 0);
+    attaches = W.attaches;
+    assert_int_equal(corun_engine_add(e, &t, &idx), 0);
+    assert_int_equal(idx, 1);
+    assert_int_equal(W.attaches, attaches + 1);
+    assert_int_equal(corun_engine_ntasks(e), NT);
+    assert_int_equal(corun_engine_profile(e, 1, &p), 0);
+    assert_int_equal(p.id, 555);
+    assert_int_equal(p.cls, CORUN_CLASS_STREAMING);
+    assert_int_equal(corun_engine_task_cpu(e, 1), -1);
+    corun_engine_set_placing(e, false);
+    corun_engine_stats(e, &st);
+    idx = (unsigned)st.plans;
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_int_equal(st.plans, idx);
+    corun_engine_set_placing(e, true);
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_true(st.plans > idx);
+    corun_engine_free(e);
 }
 
 int main(void)
@@ -579,7 +813,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kernel_cpus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_linux_pins_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adopt, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_observe_only_and_no_sensor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_confirm_cap_dwell_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reuse_and_placing_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_hint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check_survives_failing_task, setup, teardown),
