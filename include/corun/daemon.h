@@ -4,11 +4,13 @@
  * library object so that the front end only parses arguments, waits on its
  * descriptors and prints.
  *
- * The loop (corun_daemon_tick) selects processes (corun/procsel.h), samples
- * them through a sensor (corun/sense.h), builds a profile per process, asks a
- * placement policy (corun/policy.h) and applies its plan through an actuator
- * (corun/act.h) with hysteresis and a cap on migrations per interval. Without
- * an actuator or a policy it runs observe-only and says why. Every change is
+ * The loop (corun_daemon_tick) selects processes (corun/procsel.h) and hands
+ * the busy ones to an engine (corun/engine.h), which samples them through a
+ * sensor (corun/sense.h), learns a profile per process, asks a placement
+ * policy (corun/policy.h) and applies its plan through an actuator
+ * (corun/act.h) with hysteresis, a cap on migrations per interval and a
+ * check of each change against what the counters then say. Without an
+ * actuator or a policy it runs observe-only and says why. Every change is
  * journaled by the actuator before it is made; corun_daemon_restore_all()
  * gives everything back, and corun_daemon_open() first reconciles a journal a
  * crashed daemon left behind.
@@ -136,9 +138,10 @@ CORUN_API int corun_daemon_open(const struct corun_daemon_config *cfg,
 
 /*
  * corun_daemon_tick() - one pass of the loop at time @now_ns (monotonic):
- * select, sample, profile, place, apply. A process exiting or refusing (ESRCH,
- * EPERM) is recorded with the reason and never stops the pass. Returns 0, or
- * -errno when /proc itself could not be scanned or memory ran out.
+ * select, then one engine step (sample, profile, place, apply). A process
+ * exiting or refusing (ESRCH, EPERM) is recorded with the reason and never
+ * stops the pass. Returns 0, or -errno when /proc itself could not be
+ * scanned, memory ran out or the policy failed (logged too).
  */
 CORUN_API int corun_daemon_tick(struct corun_daemon *d, uint64_t now_ns);
 

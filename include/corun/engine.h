@@ -267,9 +267,10 @@ CORUN_API void corun_engine_set_placing(struct corun_engine *e, bool on);
 
 /*
  * corun_engine_retune() - takes, from @o, what may change while tasks run:
- * the policy (NULL: "corun"), interval_ns, max_moves, confirm and
- * min_dwell (0 each: the defaults). The wiring (topology, sensor,
- * actuator, clock) is kept.
+ * the policy (NULL: "corun"), interval_ns, max_moves, confirm, min_dwell
+ * (0 each: the defaults) and no_mem_follow (memory that the kernel refused
+ * to move for good stays refused). The wiring (topology, sensor, actuator,
+ * clock) is kept.
  */
 CORUN_API void corun_engine_retune(struct corun_engine *e, const struct corun_engine_opts *o);
 

@@ -1,7 +1,8 @@
 /*
  * daemon-internal.h — the daemon's state, shared by its files: daemon.c (life
- * cycle, control requests, status), daemon-loop.c (the tick and the wiring to
- * the sense/act/policy boxes) and daemon-metrics.c (the Prometheus file).
+ * cycle, control requests, status), daemon-loop.c (the tick, the engine it
+ * drives and the wiring to the sense/act/policy boxes) and daemon-metrics.c
+ * (the Prometheus file).
  */
 #ifndef CORUN_DAEMON_INTERNAL_H
 #define CORUN_DAEMON_INTERNAL_H
@@ -10,6 +11,7 @@
 
 #include "corun/act.h"
 #include "corun/daemon.h"
+#include "corun/engine.h"
 #include "corun/policy.h"
 #include "corun/procsel.h"
 #include "corun/sense.h"
@@ -22,21 +24,16 @@ struct managed {
     uid_t uid;
     char comm[CORUN_PROCSEL_COMM_LEN];
     unsigned nthreads;
-    int last_cpu;             /* OS CPU it last ran on, from /proc */
-    int home;                 /* NUMA node (domain index) of its memory; -1 unknown */
-    bool mem_stuck;           /* its memory could not be moved: not tried again */
-    double cpu_percent;       /* over the last interval */
-    int sense_handle;         /* -1: not attached (yet: attached once busy) */
-    unsigned attach_retry;    /* ticks before a refused attach is tried again */
-    struct corun_sample prev; /* previous sample, for rates */
-    bool have_prev;
+    int last_cpu;          /* OS CPU it last ran on, from /proc */
+    int seen_dense;        /* the same as a dense CPU, -1 unknown */
+    double cpu_percent;    /* over the last interval */
+    int eidx;              /* its engine task; -1: not handed over (idle until now) */
+    unsigned attach_retry; /* ticks before a refused attach is tried again */
+    /* The engine's profile (CPU use from the selector); NaN where not measured. */
     struct corun_task_profile prof;
     int placed;               /* dense CPU we put it on; -1: the kernel's choice */
     struct corun_cpuset mask; /* the mask we applied (OS numbering), when placed */
-    int planned;              /* what the policy proposed last tick */
-    unsigned planned_streak;  /* ticks in a row it proposed @planned */
-    unsigned dwell;           /* ticks since it last moved */
-    bool denied;              /* EPERM: not ours to touch; never retried */
+    bool denied;              /* released by an administrator: never placed again */
     bool owner_took_over;     /* its mask changed from ours: someone pinned it */
     bool seen;                /* in this tick's selection */
     char why[256];            /* where it is and why, for status */
@@ -81,8 +78,11 @@ struct corun_daemon {
     bool mem_refused;         /* the kernel refused a memory move for good (EPERM, ENOSYS) */
     uint64_t err_esrch, err_eperm, err_other;
     unsigned scan_errors;
-    double turbo_rel[CORUN_DAEMON_TURBO_MAX]; /* parts.turbo_rel */
+    double turbo_rel[CORUN_DAEMON_TURBO_MAX]; /* parts.turbo_rel, lent to the engine */
     unsigned turbo_n;
+    /* The engine that samples, profiles, places and applies for the busy
+     * processes; NULL without a topology. */
+    struct corun_engine *eng;
 };
 
 /* Chooses the parts for @cfg: the topology, sensor, actuator and policy by
@@ -90,6 +90,14 @@ struct corun_daemon {
  * that knows which boxes exist. */
 int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemon_parts *parts,
                        struct corun_topo **topo_out, char *why, size_t len);
+
+/* Opens the engine for @d's parts and configuration (none without a
+ * topology). 0 or corun_engine_new()'s -errno. In daemon-loop.c. */
+int corun__daemon_engine_open(struct corun_daemon *d);
+
+/* Hands the engine what may change while running (policy, interval,
+ * max_migrations, min_dwell, confirm) after the configuration changed. */
+void corun__daemon_retune(struct corun_daemon *d);
 
 /* Records a migration (or a failed attempt) in the ring. */
 void corun__daemon_record(struct corun_daemon *d, const struct managed *m, int from, int to,
@@ -105,7 +113,7 @@ int corun__daemon_release(struct corun_daemon *d, struct managed *m);
 int corun__daemon_config_copy(struct corun_daemon_config *dst,
                               const struct corun_daemon_config *src);
 
-/* Forgets managed process @i (detaching its sensor). */
+/* Forgets managed process @i (taking it from the engine). */
 void corun__daemon_forget(struct corun_daemon *d, size_t i);
 
 #endif /* CORUN_DAEMON_INTERNAL_H */

@@ -31,8 +31,8 @@ void corun__daemon_forget(struct corun_daemon *d, size_t i)
 {
     struct managed *m = &d->procs[i];
 
-    if (d->sense && m->sense_handle >= 0)
-        d->sense->detach(d->sense_state, m->sense_handle);
+    if (d->eng && m->eidx >= 0)
+        corun_engine_remove(d->eng, (unsigned)m->eidx);
     corun_cpuset_release(&m->mask);
     memmove(m, m + 1, (d->nprocs - i - 1) * sizeof(*m));
     d->nprocs--;
@@ -42,12 +42,14 @@ int corun__daemon_release(struct corun_daemon *d, struct managed *m)
 {
     int err = 0;
 
-    if (m->placed >= 0 && d->act) {
-        err = d->act->restore(d->act_state, m->pid);
-        m->placed = -1;
-        if (!err)
+    /* The engine restores what it pinned as it lets the process go. */
+    if (d->eng && m->eidx >= 0) {
+        err = corun_engine_remove(d->eng, (unsigned)m->eidx);
+        m->eidx = -1;
+        if (m->placed >= 0 && !err)
             d->restores_total++;
     }
+    m->placed = -1;
     return err;
 }
 
@@ -224,9 +226,19 @@ int corun_daemon_open(const struct corun_daemon_config *cfg, const struct corun_
             d->act_state = NULL;
         }
     }
+    err = corun__daemon_engine_open(d);
+    if (err)
+        goto out_parts;
     d->started_ns = corun__now_ns();
     *out = d;
     return 0;
+
+out_parts:
+    if (d->act)
+        d->act->close(d->act_state);
+    if (d->sense)
+        d->sense->close(d->sense_state);
+    corun_procsel_close(d->sel);
 
 out_hist:
     free(d->hist);
@@ -298,6 +310,7 @@ int corun_daemon_reload(struct corun_daemon *d, const struct corun_daemon_config
     corun_daemon_config_release(&d->cfg);
     d->cfg = nc;
     d->policy = pol;
+    corun__daemon_retune(d);
     corun__info("daemon: configuration reloaded (policy %s, interval %g s)%s%s", pol->name,
                 d->cfg.interval_s, why[0] ? "; needs a restart to change: " : "", why);
     return 0;
@@ -313,9 +326,12 @@ int corun_daemon_restore_all(struct corun_daemon *d)
 
     if (!d || !d->act)
         return 0;
-    err = d->act->restore_all(d->act_state);
-    for (size_t i = 0; i < d->nprocs; i++)
+    /* Through the engine, which forgets its pins too. */
+    err = d->eng ? corun_engine_restore(d->eng) : d->act->restore_all(d->act_state);
+    for (size_t i = 0; i < d->nprocs; i++) {
         d->procs[i].placed = -1;
+        corun_cpuset_release(&d->procs[i].mask);
+    }
     return err;
 }
 
@@ -326,6 +342,7 @@ void corun_daemon_close(struct corun_daemon *d)
     while (d->nprocs)
         corun__daemon_forget(d, d->nprocs - 1);
     free(d->procs);
+    corun_engine_free(d->eng);
     if (d->act)
         d->act->close(d->act_state);
     if (d->sense)
@@ -528,6 +545,7 @@ static void set(struct corun_daemon *d, const struct corun_ctl_request *req,
         fail(b, why);
         return;
     }
+    corun__daemon_retune(d);
     corun__info("daemon: %s set to %s", req->key, req->value);
     corun_ctl_buf_printf(b, "{\"ok\": true}");
 }

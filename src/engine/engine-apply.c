@@ -70,10 +70,12 @@ void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cp
                                          .speed_planned = NAN});
     if (err) {
         corun__engine_note_error(e, err);
-        if (corun_act_move_refused(err))
+        if (corun_act_move_refused(err)) {
             e->mem_follows = false;
-        else
+            e->mem_refused = true;
+        } else {
             t->mem_stuck = true;
+        }
         return;
     }
     t->home = to;
@@ -317,10 +319,10 @@ static void keep_prediction(struct corun_engine *e, const struct plan_ctx *pc, u
 
 /*
  * Per-task hysteresis on plan @pc: counts the plans in a row that wanted
- * each task's CPU, and keeps where it is a task the actuator refused, one
- * whose move is not yet confirmed, and one the engine moved less than
- * min_dwell intervals ago (the warm-up placement is applied whole). Returns
- * the moves left.
+ * each task's CPU, pins where it runs a task the plan leaves there, and
+ * keeps where it is a task the actuator refused, one whose move is not yet
+ * confirmed, and one the engine moved less than min_dwell intervals ago
+ * (the warm-up placement is applied whole). Returns the moves left.
  */
 static unsigned hold_back(struct corun_engine *e, struct plan_ctx *pc, unsigned m, uint64_t now)
 {
@@ -334,6 +336,14 @@ static unsigned hold_back(struct corun_engine *e, struct plan_ctx *pc, unsigned 
         t->planned = pc->want[k];
         if (pc->want[k] == pc->cur[k]) {
             t->state = t->refused ? CORUN_ENGINE_REFUSED : CORUN_ENGINE_SETTLED;
+            /* Staying where the kernel put it: pinned there once confirmed
+             * (it is a change of affinity all the same), nothing moves. */
+            if (pc->want[k] >= 0 && t->cpu < 0 && !t->refused) {
+                if (t->streak >= e->o.confirm || e->warming)
+                    corun__engine_move(e, t, pc->want[k], now, CORUN_ENGINE_EV_MOVE);
+                else
+                    t->state = CORUN_ENGINE_CONFIRMING;
+            }
             continue;
         }
         if (t->refused)
@@ -417,13 +427,6 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
         goto out_free;
     if (e->o.predict)
         keep_prediction(e, &pc, m);
-    for (unsigned k = 0; k < m; k++) {
-        struct etask *t = &e->tasks[pc.live[k]];
-
-        /* Staying where the kernel put it: pin it there, nothing moves. */
-        if (pc.want[k] >= 0 && pc.want[k] == pc.cur[k] && t->cpu < 0 && !t->refused)
-            corun__engine_move(e, t, pc.want[k], now, CORUN_ENGINE_EV_MOVE);
-    }
     moves = hold_back(e, &pc, m, now);
     for (unsigned k = 0; k < m; k++)
         unpins |= pc.want[k] < 0;

@@ -67,6 +67,7 @@ struct corun_engine {
     unsigned hold;       /* intervals left without plans */
     unsigned fails;      /* consecutive failed trials */
     bool mem_follows;    /* memory is moved with its task (opts.no_mem_follow) */
+    bool mem_refused;    /* the kernel refused a memory move for good (EPERM, ENOSYS) */
     bool placing;        /* plans are made (an actuator, corun_engine_set_placing) */
     bool warming;        /* the warm-up placement, applied whole, is being made */
 };

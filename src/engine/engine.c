@@ -50,6 +50,14 @@ struct corun_clock corun_clock_monotonic(void)
     return (struct corun_clock){.now_ns = mono_now, .wait_until = mono_wait, .ctx = NULL};
 }
 
+/* Whether memory follows its task: asked for, possible (an actuator that
+ * moves memory, somewhere else for it to go), and not refused for good. */
+static void mem_follows_again(struct corun_engine *e)
+{
+    e->mem_follows = !e->o.no_mem_follow && !e->mem_refused && e->o.act && e->o.act->move_memory &&
+                     corun_topo_ndomains(e->o.topo, CORUN_LEVEL_NUMA) > 1;
+}
+
 int corun_engine_new(const struct corun_engine_opts *opts, struct corun_engine **out)
 {
     struct corun_engine *e;
@@ -78,9 +86,7 @@ int corun_engine_new(const struct corun_engine_opts *opts, struct corun_engine *
     else if (e->o.mem_move_cost < 0)
         e->o.mem_move_cost = 0;
     e->placing = e->o.act != NULL;
-    /* Memory can follow only where there is somewhere else for it to go. */
-    e->mem_follows = !e->o.no_mem_follow && e->o.act && e->o.act->move_memory &&
-                     corun_topo_ndomains(e->o.topo, CORUN_LEVEL_NUMA) > 1;
+    mem_follows_again(e);
     err = corun_profiler_new(e->o.topo, e->o.profile, &e->prof);
     if (err) {
         free(e);
@@ -369,6 +375,8 @@ void corun_engine_retune(struct corun_engine *e, const struct corun_engine_opts 
     e->o.max_moves = o->max_moves;
     e->o.confirm = o->confirm;
     e->o.min_dwell = o->min_dwell;
+    e->o.no_mem_follow = o->no_mem_follow;
+    mem_follows_again(e);
 }
 
 int corun_engine_task_info(const struct corun_engine *e, unsigned idx,

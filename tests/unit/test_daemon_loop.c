@@ -1,12 +1,15 @@
 /*
- * test_daemon_loop.c — the daemon's tick driven against the recorded /proc
- * tree (tests/fixtures/proc-root) with a recording sensor, actuator and
- * policy behind the real operations tables: a move needs the plan confirmed,
- * a moved process dwells, the migration cap holds, a process that exits
- * between sample and act (ESRCH) is forgotten without stopping the tick, one
- * we may not touch (EPERM) is never retried, open opens one instance, restore_all gives everything
+ * test_daemon_loop.c — the daemon's tick, and the engine it drives, against
+ * the recorded /proc tree (tests/fixtures/proc-root) with a recording
+ * sensor, actuator and policy behind the real operations tables: a move
+ * needs the plan confirmed, the migration cap holds (the pair sharing a CPU
+ * first), a process that exits between sample and act (ESRCH) is forgotten
+ * without stopping the tick, one we may not touch (EPERM) is never retried,
+ * a moved process dwells and then the engine's own gain check holds a move
+ * that gains nothing, open opens one instance, restore_all gives everything
  * back, the status shows each user only their own processes, and on two
- * NUMA nodes a process moved to the other node has its memory moved after it.
+ * NUMA nodes memory follows a process moved to the other node once the
+ * outcome check keeps the change.
  */
 #include "testutil.h"
 
@@ -93,7 +96,7 @@ static const struct corun_act_ops fake_act_ops = {
 
 /* ---- a sensor counting steadily ------------------------------------------- */
 
-static uint64_t sense_reads;
+static uint64_t now_ns = 1000000000ull; /* the daemon's clock: tick() advances it */
 
 static int sense_open(const struct corun_sense_opts *o, void **state)
 {
@@ -107,13 +110,14 @@ static int sense_attach(void *state, pid_t pid, int *handle)
     return 0;
 }
 
-/* Each read adds 1e9 cycles and 2e9 instructions (IPC 2), 1e6 LLC misses
- * (0.5 MPKI) and 0.5 s of task clock per second. */
+/* Every process counts, per second of the daemon's clock, 1e9 cycles and
+ * 2e9 instructions (IPC 2), 1e6 LLC misses (0.5 MPKI) and 0.5 s of task
+ * clock, wherever it runs. */
 static int sense_read(void *state, int handle, struct corun_sample *s)
 {
-    uint64_t k = ++sense_reads;
+    uint64_t k = now_ns / 1000000000ull;
 
-    s->t_ns = k * 1000000000ull;
+    s->t_ns = now_ns;
     s->valid = CORUN_EV_BIT(CORUN_EV_CYCLES) | CORUN_EV_BIT(CORUN_EV_INSTRUCTIONS) |
                CORUN_EV_BIT(CORUN_EV_LLC_MISSES) | CORUN_EV_BIT(CORUN_EV_TASK_CLOCK_NS);
     s->value[CORUN_EV_CYCLES] = k * 1000000000ull;
@@ -144,7 +148,6 @@ static const struct corun_sense_ops fake_sense_ops = {
 /* ---- a policy that puts each pid where a table says ----------------------- */
 
 static int want_cpu[200];
-static struct corun_daemon *cur_d; /* to map task ids (indexes) back to pids */
 static bool told_mem_follows;     /* what the last snapshot said */
 static unsigned told_turbo_n;     /* and of its turbo table */
 static double told_turbo_last;
@@ -156,7 +159,7 @@ static int policy_place(const struct corun_snapshot *snap, struct corun_plan *pl
     told_turbo_n = snap->turbo_rel ? snap->turbo_n : 0;
     told_turbo_last = told_turbo_n ? snap->turbo_rel[told_turbo_n - 1] : 0;
     for (unsigned i = 0; i < snap->ntasks; i++)
-        plan->cpu[i] = want_cpu[cur_d->procs[snap->tasks[i].id].pid];
+        plan->cpu[i] = want_cpu[snap->tasks[i].id]; /* the daemon numbers tasks by pid */
     return 0;
 }
 
@@ -174,6 +177,7 @@ struct fx {
 };
 
 static unsigned parts_turbo_n; /* a turbo table of this many entries in the parts */
+static bool cfg_no_mem_follow; /* mem_follow = no in the configuration */
 
 static struct corun_daemon *open_daemon_on(struct fx *f, bool with_act, const char *machine)
 {
@@ -195,6 +199,7 @@ static struct corun_daemon *open_daemon_on(struct fx *f, bool with_act, const ch
     cfg.min_dwell = 3;
     cfg.max_migrations = 2;
     cfg.sample_min_cpu = 0; /* the fixture's processes are idle: read them anyway */
+    cfg.mem_follow = !cfg_no_mem_follow;
     parts.topo = f->topo;
     parts.sense = &fake_sense_ops;
     parts.act = with_act ? &fake_act_ops : NULL;
@@ -215,13 +220,11 @@ static struct corun_daemon *open_daemon(struct fx *f, bool with_act)
     return open_daemon_on(f, with_act, "pack:1 core:4 pu:1");
 }
 
+/* Tick @n of a test, a second of the daemon's clock after the last. */
 static void tick(struct corun_daemon *d, int n)
 {
-    static uint64_t now = 1000000000ull;
-
-    cur_d = d;
-    now += 1000000000ull;
-    assert_int_equal(corun_daemon_tick(d, now), 0);
+    now_ns += 1000000000ull;
+    assert_int_equal(corun_daemon_tick(d, now_ns), 0);
     (void)n;
 }
 
@@ -241,10 +244,12 @@ static void close_fx(struct fx *f)
 
 /* ---- tests ------------------------------------------------------------------ */
 
+/* Eight CPUs; 100 runs on CPU 1, 101 and 104 share CPU 2, 103 on CPU 3 (the
+ * recorded /proc). The plan puts them on the free CPUs 4-7. */
 static void test_hysteresis_cap_and_failures(void **state)
 {
     struct fx f;
-    struct corun_daemon *d = open_daemon(&f, true);
+    struct corun_daemon *d = open_daemon_on(&f, true, "pack:1 core:8 pu:1");
 
     /* Open reconciled the journal (none here) through
      * corun_act_restore_journal(), not through an instance: it opened ours only. */
@@ -253,53 +258,59 @@ static void test_hysteresis_cap_and_failures(void **state)
     assert_int_equal(act.closes, 0);
     assert_false(corun_daemon_observe_only(d, NULL));
 
-    want_cpu[100] = 0;
-    want_cpu[101] = 1;
-    want_cpu[103] = 2;
-    want_cpu[104] = 3;
+    memset(want_cpu, 0, sizeof(want_cpu));
+    want_cpu[100] = 4;
+    want_cpu[101] = 5;
+    want_cpu[103] = 6;
+    want_cpu[104] = 7;
     act.fail[103] = -ESRCH; /* exits between sample and act */
     act.fail[104] = -EPERM; /* not ours to touch */
 
-    tick(d, 1); /* proposed once: nothing moves */
+    tick(d, 1); /* the first samples: nothing to plan on yet */
     assert_int_equal(d->nprocs, 4);
+    assert_non_null(strstr(find(d, 100)->why, "measuring"));
+    tick(d, 2); /* proposed once: nothing moves */
     assert_int_equal(act.apply_calls[100] + act.apply_calls[101], 0);
     assert_non_null(strstr(find(d, 100)->why, "1 of 2 ticks"));
-    /* the profile came from the sensor: IPC 2, 0.5 MPKI, half a CPU */
-    tick(d, 2); /* confirmed: 100 and 101 move; the cap (2) defers the rest */
-    assert_int_equal(act.apply_calls[100], 1);
-    assert_int_equal(act.last_cpu[100], 0);
-    assert_int_equal(act.apply_calls[101], 1);
-    assert_int_equal(act.last_cpu[101], 1);
-    assert_int_equal(act.apply_calls[103] + act.apply_calls[104], 0);
-    assert_non_null(strstr(find(d, 103)->why, "deferred"));
+    /* the profile is the engine's, from the sensor: IPC 2, 0.5 MPKI, and
+     * the class the profile box reads from those counters (a sheep) */
     assert_true(fabs(find(d, 100)->prof.ipc - 2) < 1e-9);
     assert_true(fabs(find(d, 100)->prof.llc_mpki - 0.5) < 1e-9);
-    /* the class is the profile box's reading of those counters (0.5 MPKI:
-     * a sheep there), the same the engine and the policies' priors use */
     assert_int_equal(find(d, 100)->prof.cls, CORUN_CLASS_SHEEP);
+    assert_true(isfinite(find(d, 100)->speed_now));
 
-    tick(d, 3); /* 103 fails with ESRCH and is forgotten; 104 with EPERM */
-    assert_int_equal(act.apply_calls[103], 1);
+    tick(d, 3); /* confirmed; the cap (2) lets through the pair sharing CPU 2 */
+    assert_int_equal(act.apply_calls[101], 1);
+    assert_int_equal(act.last_cpu[101], 5);
     assert_int_equal(act.apply_calls[104], 1);
-    assert_null(find(d, 103));
-    assert_true(find(d, 104)->denied);
-    assert_int_equal(d->err_esrch, 1);
+    assert_true(find(d, 104)->placed < 0);
+    assert_non_null(strstr(find(d, 104)->why, "not ours to move"));
     assert_int_equal(d->err_eperm, 1);
+    assert_int_equal(act.apply_calls[100] + act.apply_calls[103], 0);
+    assert_non_null(strstr(find(d, 100)->why, "deferred"));
+    assert_int_equal(d->migrations_total, 1);
+
+    tick(d, 4); /* the outcome check measures the change */
+    assert_int_equal(act.apply_calls[100], 0);
+    tick(d, 5); /* kept; 100 moves, 103 fails with ESRCH and is forgotten */
+    assert_int_equal(act.apply_calls[100], 1);
+    assert_int_equal(act.last_cpu[100], 4);
+    assert_int_equal(act.apply_calls[103], 1);
+    assert_null(find(d, 103));
+    assert_int_equal(d->err_esrch, 1);
     assert_int_equal(d->migrations_total, 2);
 
     act.fail[103] = 0;
-    want_cpu[101] = 3; /* a new plan for 101, which moved one tick ago */
-    tick(d, 4);        /* 103 is back (the fixture still lists it): new, unconfirmed */
+    tick(d, 6); /* 103 is back (the fixture still lists it): new, unconfirmed */
     assert_non_null(find(d, 103));
-    tick(d, 5); /* 101 confirmed but moved 3 ticks ago? dwell 3 >= 3 only now */
-    tick(d, 6);
+    for (int k = 7; k < 12; k++)
+        tick(d, k);
+    assert_int_equal(act.last_cpu[103], 6);
     assert_int_equal(act.apply_calls[104], 1); /* never retried */
     assert_int_equal(act.apply_calls[100], 1); /* stayed: the plan did not change */
-    assert_int_equal(act.apply_calls[101], 2);
-    assert_int_equal(act.last_cpu[101], 3);
-    assert_int_equal(act.last_cpu[103], 2);
-    assert_int_equal(find(d, 101)->placed, 3);
-    assert_non_null(strstr(find(d, 100)->why, "policy 'table' placed it on cpu 0"));
+    assert_int_equal(act.apply_calls[101], 1);
+    assert_int_equal(find(d, 101)->placed, 5);
+    assert_non_null(strstr(find(d, 100)->why, "policy 'table' placed it on cpu 4"));
 
     assert_int_equal(corun_daemon_restore_all(d), 0);
     assert_int_equal(act.restore_alls, 1);
@@ -319,11 +330,12 @@ static const struct migration *last_record(struct corun_daemon *d, pid_t pid)
     return r;
 }
 
-/* Two nodes (CPUs 0-1 and 2-3). 100 last ran on CPU 1, 101 and 104 on CPU
- * 2, 103 on CPU 3 (the recorded /proc): moving 100 to CPU 3 takes its memory
- * to node 1; 101 and 103 stay on their node (no memory move); the kernel
- * refuses 104's, which stops memory following for everyone, and the policy
- * is told. */
+/* Two nodes (CPUs 0-1 and 2-3). 100 last ran on CPU 1 (node 0), 101 and
+ * 104 on CPU 2, 103 on CPU 3 (node 1; the recorded /proc). The plan moves
+ * 100 to node 1, 103 and 104 to node 0, and leaves 101 where it runs. The
+ * memory of 100 and 103 follows them once the outcome check keeps the
+ * change; the kernel refuses 104's, which stops memory following for
+ * everyone, and the policy is told. */
 static void test_memory_follows(void **state)
 {
     struct fx f;
@@ -332,49 +344,55 @@ static void test_memory_follows(void **state)
     memset(want_cpu, 0, sizeof(want_cpu));
     want_cpu[100] = 3;
     want_cpu[101] = 2;
-    want_cpu[103] = 2;
+    want_cpu[103] = 0;
     want_cpu[104] = 1;
     act.mem_fail[104] = -EPERM;
     tick(d, 1);
+    tick(d, 2); /* proposed once: even pinning 101 where it runs waits */
     assert_true(told_mem_follows);
-    tick(d, 2); /* 100 and 101 move */
+    assert_int_equal(act.apply_calls[101], 0);
+    tick(d, 3); /* 101 pinned where it runs; the three others move together
+                 * (a chain of CPUs); memory waits */
+    assert_int_equal(act.last_cpu[101], 2);
+    assert_non_null(strstr(last_record(d, 101)->why, "pinned where the kernel runs it"));
     assert_int_equal(act.last_cpu[100], 3);
+    assert_int_equal(act.last_cpu[103], 0);
+    assert_int_equal(act.last_cpu[104], 1);
+    assert_int_equal(act.mem_calls[100] + act.mem_calls[103] + act.mem_calls[104], 0);
+    tick(d, 4);
+    assert_int_equal(act.mem_calls[100], 0);
+    tick(d, 5); /* the change is kept: memory follows */
     assert_int_equal(act.mem_calls[100], 1);
     assert_int_equal(act.mem_node[100], 1);
+    assert_int_equal(act.mem_calls[103], 1);
+    assert_int_equal(act.mem_node[103], 0);
     assert_int_equal(act.mem_calls[101], 0);
-    assert_int_equal(d->mem_moves_total, 1);
-    assert_int_equal(find(d, 100)->home, 1);
-    assert_non_null(strstr(last_record(d, 100)->why, "; memory to node 1"));
-    tick(d, 3); /* 103 and 104 move; 104's memory may not */
-    assert_int_equal(act.mem_calls[103], 0);
     assert_int_equal(act.mem_calls[104], 1);
-    assert_int_equal(act.last_cpu[104], 1); /* it moved all the same */
-    assert_int_equal(find(d, 104)->home, 1);
+    assert_int_equal(d->mem_moves_total, 2);
+    assert_non_null(strstr(last_record(d, 100)->why, "memory followed it to node 1"));
     assert_non_null(strstr(last_record(d, 104)->why, "memory stays on node 1"));
-    assert_int_equal(d->mem_moves_total, 1);
-    tick(d, 4);
+    assert_int_equal(act.last_cpu[104], 1); /* it moved all the same */
     assert_false(told_mem_follows);
-    /* 100 back to node 0: no more memory moves are asked for. */
-    want_cpu[100] = 0;
-    for (int k = 5; k < 10; k++)
+    for (int k = 6; k < 10; k++)
         tick(d, k);
-    assert_int_equal(act.last_cpu[100], 0);
     assert_int_equal(act.mem_calls[100], 1);
     close_fx(&f);
 
     /* mem_follow = no: never asked, the policy told so. */
+    cfg_no_mem_follow = true;
     d = open_daemon_on(&f, true, "pack:2 [numa] core:2 pu:1");
-    d->cfg.mem_follow = false;
-    memset(want_cpu, 0, sizeof(want_cpu));
-    want_cpu[100] = 3;
-    tick(d, 1);
-    tick(d, 2);
+    cfg_no_mem_follow = false;
+    for (int k = 1; k < 7; k++)
+        tick(d, k);
     assert_int_equal(act.last_cpu[100], 3);
     assert_int_equal(act.mem_calls[100], 0);
     assert_false(told_mem_follows);
     close_fx(&f);
 }
 
+/* Placed on CPUs 0-3; then the policy swaps 100 and 101. A moved process
+ * dwells min_dwell ticks (5 here); after that the engine's own gain check
+ * holds a swap of two alike processes, which gains nothing. */
 static void test_min_dwell(void **state)
 {
     struct fx f;
@@ -382,27 +400,29 @@ static void test_min_dwell(void **state)
     int before;
 
     memset(want_cpu, 0, sizeof(want_cpu));
-    want_cpu[100] = 1;
-    want_cpu[101] = 2;
-    want_cpu[103] = 3;
-    want_cpu[104] = 0;
-    tick(d, 1);
-    tick(d, 2); /* 100, 101 move */
-    tick(d, 3); /* 103, 104 move */
-    assert_int_equal(d->migrations_total, 4);
-    want_cpu[100] = 2;
+    want_cpu[100] = 0;
     want_cpu[101] = 1;
+    want_cpu[103] = 2;
+    want_cpu[104] = 3;
+    tick(d, 1);
+    tick(d, 2);
+    tick(d, 3); /* all four move: 101 takes 100's CPU, a chain */
+    assert_int_equal(d->migrations_total, 4);
+    want_cpu[100] = 1;
+    want_cpu[101] = 0;
     d->cfg.min_dwell = 5;
+    corun__daemon_retune(d);
     before = act.apply_calls[100];
-    tick(d, 4); /* proposed once */
-    tick(d, 5); /* confirmed, but 100 moved 3 ticks ago: it holds */
-    assert_int_equal(act.apply_calls[100], before);
+    tick(d, 4); /* the outcome check measures */
+    tick(d, 5); /* kept; the swap is proposed once */
+    assert_non_null(strstr(find(d, 100)->why, "1 of 2 ticks"));
+    tick(d, 6); /* confirmed, but 100 moved 3 ticks ago: it holds */
     assert_non_null(strstr(find(d, 100)->why, "holding: moved 3 ticks ago (min_dwell 5)"));
-    tick(d, 6);
+    tick(d, 7);
     assert_int_equal(act.apply_calls[100], before);
-    tick(d, 7); /* 5 ticks since it moved: now it may */
-    assert_int_equal(act.apply_calls[100], before + 1);
-    assert_int_equal(act.last_cpu[100], 2);
+    tick(d, 8); /* 5 ticks since it moved: the gain check holds it now */
+    assert_non_null(strstr(find(d, 100)->why, "held: the predicted gain does not pay"));
+    assert_int_equal(act.apply_calls[100], before);
     close_fx(&f);
 }
 
@@ -414,15 +434,19 @@ static void test_turbo_table(void **state)
     struct corun_daemon *d;
 
     memset(want_cpu, 0, sizeof(want_cpu));
+    for (int pid = 100; pid < 105; pid++)
+        want_cpu[pid] = pid == 104 ? 2 : pid - 100; /* one process per CPU */
     parts_turbo_n = 4;
     d = open_daemon(&f, true);
     parts_turbo_n = 0;
     tick(d, 1);
+    tick(d, 2);
     assert_int_equal(told_turbo_n, 4);
     assert_true(fabs(told_turbo_last - 0.85) < 1e-9);
     close_fx(&f);
     d = open_daemon(&f, true);
     tick(d, 1);
+    tick(d, 2);
     assert_int_equal(told_turbo_n, 0);
     close_fx(&f);
 }

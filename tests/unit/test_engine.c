@@ -579,7 +579,7 @@ static void test_observe_only_and_no_sensor(void **state)
     o.interval_ns = 100000000;
     assert_int_equal(corun_engine_new(&o, &e), 0);
     for (unsigned i = 0; i < NT; i++) {
-        struct corun_engine_task t = {.target = (pid_t)i, .id = i};
+        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN};
 
         assert_int_equal(corun_engine_add(e, &t, NULL), 0);
     }
@@ -662,7 +662,8 @@ static struct corun_engine *daemon_engine(void)
     nev = 0;
     assert_int_equal(corun_engine_new(&o, &e), 0);
     for (unsigned i = 0; i < NT; i++) {
-        struct corun_engine_task t = {.target = (pid_t)i, .id = 100 + i};
+        struct corun_engine_task t = {
+            .target = (pid_t)i, .id = 100 + i, .hint = CORUN_CLASS_UNKNOWN};
 
         assert_int_equal(corun_engine_add(e, &t, NULL), 0);
         assert_int_equal(corun_engine_set_cpu(e, i, (int)i), 0);
