@@ -12,9 +12,11 @@
  * Per learned class it prints the summed speeds, true and predicted, of
  * both placements; with -v, every task.
  *
- * Usage: predict-vs-sim MACHINE NTASKS MIXSEED [RUNSEED] [-v]
+ * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS [RUNSEED] [-v]
  * (MACHINE: a topology XML or a simulator preset; the mix is
- * `random:NTASKS:MIXSEED` of corun sim). The last line is JSON.
+ * `random:NTASKS:MIXSEED` of corun sim, or NTASKS tasks of the simulator
+ * class CLASS, as bench/policies' homogeneous mixes). The last line is
+ * JSON.
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +27,32 @@
 #include "corun/profile.h"
 #include "corun/sim.h"
 #include "corun/topo.h"
+
+/* A mix of @n tasks of the class named @name (as bench/policies' homogeneous
+ * mixes): 0 with *@out, 0 with NULL when @name is a seed, -1 on failure. */
+static int homogeneous(const char *name, unsigned n, struct corun_sim_workload **out)
+{
+    struct corun_sim_workload *w;
+    int cls = -1;
+
+    *out = NULL;
+    for (int c = 0; c < CORUN_SIM_NCLASSES; c++)
+        if (!strcmp(name, corun_sim_class_name(c)))
+            cls = c;
+    if (cls < 0)
+        return 0;
+    if (!n || corun_sim_workload_random(n, 1, &w))
+        return -1;
+    for (unsigned i = 0; i < n; i++) {
+        memset(&w->tasks[i], 0, sizeof(w->tasks[i]));
+        w->tasks[i].cls = cls;
+        w->tasks[i].nphases = 1;
+        corun_sim_class_preset(cls, &w->tasks[i].phase[0]);
+        snprintf(w->tasks[i].name, sizeof(w->tasks[i].name), "%s%u", name, i);
+    }
+    *out = w;
+    return 0;
+}
 
 /* STP of placement @cpu in a fresh simulation after 2 s; speeds to @sp. */
 static double truth(const struct corun_topo *t, const struct corun_sim_machine *m,
@@ -98,8 +126,9 @@ int main(int argc, char **argv)
         corun_sim_machine_defaults(t, &m);
     n = (unsigned)atoi(argv[2]);
     rs = argc > 4 && argv[4][0] != '-' ? strtoull(argv[4], NULL, 0) : 1;
-    if (corun_sim_workload_random(n, strtoull(argv[3], NULL, 0), &w)) {
-        fprintf(stderr, "predict-vs-sim: bad task count %s\n", argv[2]);
+    if (homogeneous(argv[3], n, &w) < 0 ||
+        (!w && corun_sim_workload_random(n, strtoull(argv[3], NULL, 0), &w))) {
+        fprintf(stderr, "predict-vs-sim: bad task count %s or mix %s\n", argv[2], argv[3]);
         return 2;
     }
     cpu = malloc(n * sizeof(*cpu));
