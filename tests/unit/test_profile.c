@@ -207,7 +207,9 @@ static void test_missing_counters(void **state)
 }
 
 /* The class prior of @cls at @level as a profiler on @desc starts a task. */
-static double sens_on(const char *desc, enum corun_class cls, enum corun_level level)
+/* The prior sensitivity (or, with @press, pressure) of class @cls at
+ * @level on the synthetic machine @desc. */
+static double prior_on(const char *desc, enum corun_class cls, enum corun_level level, bool press)
 {
     struct corun_topo *t = synthetic_topo(desc);
     struct corun_profiler *p;
@@ -216,10 +218,42 @@ static double sens_on(const char *desc, enum corun_class cls, enum corun_level l
 
     assert_int_equal(corun_profiler_new(t, NULL, &p), 0);
     assert_int_equal(corun_profiler_add(p, 1, cls, 1, &slot), 0);
-    s = corun_profiler_get(p, slot)->sensitivity[level];
+    s = press ? corun_profiler_get(p, slot)->pressure[level]
+              : corun_profiler_get(p, slot)->sensitivity[level];
     corun_profiler_free(p);
     corun_topo_free(t);
     return s;
+}
+
+static double sens_on(const char *desc, enum corun_class cls, enum corun_level level)
+{
+    return prior_on(desc, cls, level, false);
+}
+
+/* A cache bigger than the reference (16 MB L3, 2 MB L2) holds more of
+ * everyone's data, so the same insertion rate takes a smaller part of it:
+ * pressure falls with the size above the reference, to a quarter at most;
+ * below it the reference figure stands. */
+static void test_cache_pressure_follows_size(void **state)
+{
+    const char *l3_48 = "pack:1 l3:1(size=50331648) l2:4(size=1048576) core:1 pu:1";
+    const char *l3_8 = "pack:1 l3:1(size=8388608) l2:4(size=524288) core:1 pu:1";
+    const char *l3_256 = "pack:1 l3:1(size=268435456) l2:4(size=2097152) core:1 pu:1";
+    const char *l2_4 = "pack:1 l2:2(size=4194304) core:2 pu:1";
+
+    for (int c = 0; c < CORUN_NCLASSES; c++) {
+        double p3, p2;
+
+        corun_profile_prior((enum corun_class)c, CORUN_LEVEL_L3, &p3, NULL);
+        corun_profile_prior((enum corun_class)c, CORUN_LEVEL_L2, &p2, NULL);
+        assert_true(fabs(prior_on(l3_48, (enum corun_class)c, CORUN_LEVEL_L3, true) - p3 / 3) <
+                    1e-9);
+        assert_true(fabs(prior_on(l3_8, (enum corun_class)c, CORUN_LEVEL_L3, true) - p3) < 1e-12);
+        assert_true(fabs(prior_on(l3_256, (enum corun_class)c, CORUN_LEVEL_L3, true) - p3 / 4) <
+                    1e-9);
+        assert_true(fabs(prior_on(l2_4, (enum corun_class)c, CORUN_LEVEL_L2, true) - p2 / 2) <
+                    1e-9);
+    }
 }
 
 /* What a small working set loses in a shared cache depends on the caches:
@@ -258,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_learns_pair_interference),
         cmocka_unit_test(test_missing_counters),
         cmocka_unit_test(test_cache_priors_follow_geometry),
+        cmocka_unit_test(test_cache_pressure_follows_size),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
