@@ -80,11 +80,17 @@ static void print_human(const struct jv *root)
            jv_num(jv_get(dm, "pid")), mode ? mode : "?");
     if (why)
         printf(" — %s", why);
-    printf("\n  policy %s, actuator %s, sensor %s, every %g s, %.0f ticks, %.0f migrations\n",
+    printf("\n  policy %s, actuator %s, sensor %s, every %g s, %.0f ticks, %.0f migrations",
            jv_str(jv_get(dm, "policy")) ?: "-", jv_str(jv_get(dm, "actuator")) ?: "none",
            jv_str(jv_get(dm, "sensor")) ?: "none (CPU use from /proc)",
            jv_num(jv_get(dm, "interval_s")), jv_num(jv_get(dm, "ticks")),
            jv_num(jv_get(dm, "migrations_total")));
+    /* Only where the counters could judge a change (instructions counted). */
+    if (jv_num(jv_get(dm, "changes_judged_total")) > 0)
+        printf(", %.0f of %.0f changes taken back on the counters",
+               jv_num(jv_get(dm, "changes_taken_back_total")),
+               jv_num(jv_get(dm, "changes_judged_total")));
+    printf("\n");
     miss = jv_get(dm, "counters_missing");
     /* Consecutive counters missing for the same reason share one line. */
     for (size_t i = 0; miss && miss->type == JV_OBJ && i < miss->n;) {

@@ -84,6 +84,18 @@ static void write_all(FILE *f, const struct corun_daemon *d)
     metric_head(f, "corun_daemon_mem_moves_total", "counter",
                 "Processes whose memory followed them to another NUMA node.");
     fprintf(f, "corun_daemon_mem_moves_total %llu\n", (unsigned long long)d->mem_moves_total);
+    {
+        struct corun_engine_stats st = {0};
+
+        if (d->eng)
+            corun_engine_stats(d->eng, &st);
+        metric_head(f, "corun_daemon_changes_judged_total", "counter",
+                    "Changes of placement judged on the counters measured after them.");
+        fprintf(f, "corun_daemon_changes_judged_total %llu\n", (unsigned long long)st.trials);
+        metric_head(f, "corun_daemon_changes_taken_back_total", "counter",
+                    "Of those, changes taken back: the counters measured a loss.");
+        fprintf(f, "corun_daemon_changes_taken_back_total %llu\n", (unsigned long long)st.reverted);
+    }
     metric_head(f, "corun_daemon_restores_total", "counter",
                 "Processes given back their original affinity.");
     fprintf(f, "corun_daemon_restores_total %llu\n", (unsigned long long)d->restores_total);

@@ -464,6 +464,14 @@ static void status(struct corun_daemon *d, const struct corun_ctl_peer *peer,
     kv_num(b, "managed", (double)d->nprocs, true);
     kv_num(b, "migrations_total", (double)d->migrations_total, true);
     kv_num(b, "mem_moves_total", (double)d->mem_moves_total, true);
+    {
+        struct corun_engine_stats st = {0};
+
+        if (d->eng)
+            corun_engine_stats(d->eng, &st);
+        kv_num(b, "changes_judged_total", (double)st.trials, true);
+        kv_num(b, "changes_taken_back_total", (double)st.reverted, true);
+    }
     kv_num(b, "errors_esrch", (double)d->err_esrch, true);
     kv_num(b, "errors_eperm", (double)d->err_eperm, true);
     kv_num(b, "tick_cpu_ms", (double)d->tick_cost_ns / 1e6, true);

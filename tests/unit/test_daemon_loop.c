@@ -299,6 +299,17 @@ static void test_hysteresis_cap_and_failures(void **state)
     assert_null(find(d, 103));
     assert_int_equal(d->err_esrch, 1);
     assert_int_equal(d->migrations_total, 2);
+    {
+        /* The status counts the change the counters judged (and kept). */
+        struct corun_ctl_peer root = {.uid = 0, .admin = true};
+        struct corun_ctl_request req = {.verb = CORUN_CTL_STATUS};
+        struct corun_ctl_buf b = {0};
+
+        corun_daemon_ctl(d, &root, &req, &b);
+        assert_non_null(strstr(b.data, "\"changes_judged_total\": 1,"));
+        assert_non_null(strstr(b.data, "\"changes_taken_back_total\": 0,"));
+        corun_ctl_buf_release(&b);
+    }
 
     act.fail[103] = 0;
     tick(d, 6); /* 103 is back (the fixture still lists it): new, unconfirmed */
@@ -518,6 +529,7 @@ static void test_observe_only_and_status(void **state)
     assert_non_null(strstr(text, "corun_daemon_observe_only 1\n"));
     assert_non_null(strstr(text, "corun_process_ipc{pid=\"100\",comm=\"sleep\"} 2\n"));
     assert_non_null(strstr(text, "# TYPE corun_daemon_migrations_total counter\n"));
+    assert_non_null(strstr(text, "corun_daemon_changes_judged_total 0\n"));
     free(text);
     unlink(path);
     assert_int_equal(corun_daemon_write_metrics(d, "/nonexistent-dir/m.prom"), -ENOENT);
