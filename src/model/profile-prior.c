@@ -24,7 +24,7 @@
  * and to a victim beside one and several streamers in an LLC; the L2 column
  * (clusters and modules of several cores) is half the L3 one. In the cache
  * columns, the sensitivities of rabbits and devils are those of a 16 MB
- * cache; they scale with the cache's size (within 0.25..2). Compute-bound
+ * cache; they scale with the cache's size (within 0.25..1.5). Compute-bound
  * tasks and sheep get theirs from cache_sens() instead. The cache columns'
  * pressures are those of the reference caches (16 MB L3, 2 MB L2): a bigger
  * cache holds more of everyone's data, so the same insertion rate takes a
@@ -94,7 +94,7 @@ static double cache_sens(int cls, int col, double c_mb, double p_mb)
     if (ws > 0)
         return cache_full[cls] * (exp(-p_mb / ws) - exp(-(p_mb + c_mb) / ws));
     sc = c_mb / 16;
-    return prior_sens[cls][col] * (sc < 0.25 ? 0.25 : sc > 2 ? 2 : sc);
+    return prior_sens[cls][col] * (sc < 0.25 ? 0.25 : sc > 1.5 ? 1.5 : sc);
 }
 
 /* The reference geometry of corun_profile_prior(): a 2 MB L2 of a cluster
