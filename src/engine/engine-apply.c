@@ -428,8 +428,10 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
     if (e->o.predict)
         keep_prediction(e, &pc, m);
     moves = hold_back(e, &pc, m, now);
+    /* A policy that gives tasks back to the kernel (not a task held where
+     * nobody knows it runs). */
     for (unsigned k = 0; k < m; k++)
-        unpins |= pc.want[k] < 0;
+        unpins |= pc.want[k] < 0 && pc.cur[k] >= 0;
     if (!moves)
         goto out_free;
     /* The first move of what follows starts a trial. */
