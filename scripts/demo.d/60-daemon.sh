@@ -10,10 +10,11 @@ cp "$(command -v bash)" "$demo_dir/demo-busy"
 "$corun" daemon --foreground --comm 'demo-*' --interval 0.5 --socket "$demo_dir/sock" \
   --journal-dir "$demo_dir/journal" --metrics "$demo_dir/corun.prom" &
 demo_d=$!
-# Wait (up to 10 s) until the daemon has measured all three once.
+# Wait (up to 10 s) until the daemon has placed the two busy ones: it
+# measures them, plans, and moves once two plans in a row agree.
 for _ in $(seq 1 100); do
-  "$corun" status --socket "$demo_dir/sock" --json 2>/dev/null | grep -c '"cpu_percent": [0-9]' |
-    grep -qx 3 && break
+  "$corun" status --socket "$demo_dir/sock" --json 2>/dev/null | grep -o '"placed_cpu": [0-9]' |
+    grep -c . | grep -qx 2 && break
   sleep 0.1
 done
 "$corun" status --socket "$demo_dir/sock"

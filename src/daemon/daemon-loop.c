@@ -418,6 +418,7 @@ static int add_proc(struct corun_daemon *d, size_t at, const struct corun_proc_i
     m->placed = -1;
     m->eidx = -1; /* the engine takes it once it is busy: engine_track() */
     m->seen_dense = -1;
+    m->prof.cls = CORUN_CLASS_UNKNOWN; /* until the engine has measured it */
     m->prof.ipc = m->prof.freq_ratio = m->prof.llc_mpki = NAN;
     m->prof.llc_miss_ratio = m->prof.mem_bw_bps = m->prof.cpu_util = NAN;
     m->speed_now = m->speed_planned = NAN;
