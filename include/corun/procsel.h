@@ -127,6 +127,17 @@ CORUN_API const char *corun_procsel_verdict_name(enum corun_procsel_verdict v);
 CORUN_API int corun_procsel_read_one(struct corun_procsel *sel, pid_t pid,
                                      struct corun_proc_info *out);
 
+/*
+ * corun_procsel_last_cpu() - the CPU process @pid (started at @start_ticks,
+ * as a scan gave it) last ran on, read now from /proc/PID/stat: a scan
+ * refreshes it only on its full pass (every 30 scans per process), too old
+ * for a caller that places the process from where it runs. OS number, -1
+ * unknown. 0, -ESRCH when it is gone (or the pid is another process's),
+ * -EINVAL for a line that cannot be parsed.
+ */
+CORUN_API int corun_procsel_last_cpu(struct corun_procsel *sel, pid_t pid, uint64_t start_ticks,
+                                     int *cpu);
+
 #ifdef __cplusplus
 }
 #endif

@@ -614,6 +614,20 @@ int corun_procsel_read_one(struct corun_procsel *s, pid_t pid, struct corun_proc
     return 0;
 }
 
+int corun_procsel_last_cpu(struct corun_procsel *s, pid_t pid, uint64_t start_ticks, int *cpu)
+{
+    struct corun_proc_info p;
+    unsigned flags;
+    int err = read_stat(s, pid, &p, &flags);
+
+    if (err)
+        return err;
+    if (p.start_ticks != start_ticks)
+        return -ESRCH; /* the pid was reused */
+    *cpu = p.last_cpu;
+    return 0;
+}
+
 /* Appends @p to the growing array *@v. 0 or -ENOMEM. */
 static int push(void **v, size_t size, size_t *n, size_t *cap, const void *p)
 {

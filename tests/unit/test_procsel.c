@@ -144,6 +144,23 @@ static void test_pinned(void **state)
     assert_int_equal(calls, 1); /* asked about 102 only: the one found pinned */
 }
 
+/* The CPU a process last ran on, read now (a scan refreshes it only on its
+ * full pass); a start time that is not the process's means the pid was
+ * reused; a missing process is gone. */
+static void test_last_cpu(void **state)
+{
+    struct corun_procsel_opts o = {.root = fixture("proc-root")};
+    struct corun_procsel *s = NULL;
+    int cpu = -2;
+
+    assert_int_equal(corun_procsel_open(&o, &s), 0);
+    assert_int_equal(corun_procsel_last_cpu(s, 100, 1000, &cpu), 0);
+    assert_int_equal(cpu, 1);
+    assert_int_equal(corun_procsel_last_cpu(s, 100, 999, &cpu), -ESRCH);
+    assert_int_equal(corun_procsel_last_cpu(s, 4242, 1000, &cpu), -ESRCH);
+    corun_procsel_close(s);
+}
+
 static void test_all_reports_verdicts(void **state)
 {
     const char *sleep_[] = {"sleep"};
@@ -389,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_min_cpu_over_interval),
         cmocka_unit_test(test_live_revisit),
         cmocka_unit_test(test_bad_root),
+        cmocka_unit_test(test_last_cpu),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
