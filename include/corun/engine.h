@@ -141,6 +141,10 @@ struct corun_engine_task {
      * detaches it (the caller does, after corun_engine_remove()). */
     bool shared_handle;
     int handle;
+    /* Appended. Not read: the engine attaches no sensor to it (the caller
+     * found the sensor refused it: EMFILE, EACCES) and places it on its
+     * hint and the class priors until corun_engine_attach() succeeds. */
+    bool unread;
 };
 
 struct corun_engine_stats {
@@ -259,6 +263,13 @@ CORUN_API int corun_engine_adopt(struct corun_engine *e, unsigned idx, int cpu);
 CORUN_API int corun_engine_set_active(struct corun_engine *e, unsigned idx, bool active);
 
 /*
+ * corun_engine_attach() - tries the sensor again for task @idx, added
+ * unread: from the next step its counters are read. 0 (also when it is
+ * read already), -ENOENT, or the sensor's -errno (it stays unread).
+ */
+CORUN_API int corun_engine_attach(struct corun_engine *e, unsigned idx);
+
+/*
  * corun_engine_set_placing() - placing on or off (on at first; always off
  * without an actuator): while off, steps read and profile the tasks but
  * plan nothing, and a change being judged is kept unjudged.
@@ -308,7 +319,7 @@ CORUN_API void corun_engine_stats(const struct corun_engine *e, struct corun_eng
 CORUN_API int corun_engine_profile(const struct corun_engine *e, unsigned idx,
                                    struct corun_task_profile *out);
 
-/* The dense CPU task @idx is pinned to, -1 when unpinned or unknown. */
+/* The dense CPU task @idx is pinned to, -1 when unpinned, unknown or removed. */
 CORUN_API int corun_engine_task_cpu(const struct corun_engine *e, unsigned idx);
 
 /* Number of task indexes given out (removed tasks' included). */

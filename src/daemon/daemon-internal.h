@@ -28,6 +28,7 @@ struct managed {
     int seen_dense;        /* the same as a dense CPU, -1 unknown */
     double cpu_percent;    /* over the last interval */
     int eidx;              /* its engine task; -1: not handed over (idle until now) */
+    bool unread;           /* handed over unread: the sensor refused it */
     unsigned attach_retry; /* ticks before a refused attach is tried again */
     /* The engine's profile (CPU use from the selector); NaN where not measured. */
     struct corun_task_profile prof;
@@ -96,7 +97,8 @@ int corun__daemon_wire(const struct corun_daemon_config *cfg, struct corun_daemo
 int corun__daemon_engine_open(struct corun_daemon *d);
 
 /* Hands the engine what may change while running (policy, interval,
- * max_migrations, min_dwell, confirm) after the configuration changed. */
+ * max_migrations, min_dwell, confirm, mem_follow) after the configuration
+ * changed. */
 void corun__daemon_retune(struct corun_daemon *d);
 
 /* Records a migration (or a failed attempt) in the ring. */

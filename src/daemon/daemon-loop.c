@@ -254,28 +254,42 @@ static bool is_active(const struct corun_daemon *d, const struct managed *m)
 
 /*
  * Hands @m to the engine once it is busy (attaching the sensor then), tells
- * it whether it is busy now and where the kernel runs it. A refused attach
- * (EMFILE, EACCES) is retried only every 30 ticks.
+ * it whether it is busy now and where the kernel runs it: read now, as the
+ * scan's figure can be 30 ticks old. A process the sensor refuses (EMFILE,
+ * EACCES) is handed over unread, placed on the class priors, and the sensor
+ * is tried again every 30 ticks.
  */
 static void engine_track(struct corun_daemon *d, struct managed *m)
 {
     bool busy = is_active(d, m) && !m->denied;
+    int cpu;
 
+    if (!busy) {
+        if (m->eidx >= 0)
+            corun_engine_set_active(d->eng, (unsigned)m->eidx, false);
+        return;
+    }
+    if (corun_procsel_last_cpu(d->sel, m->pid, m->start_ticks, &cpu) == 0)
+        m->last_cpu = cpu;
     m->seen_dense = m->last_cpu >= 0 ? corun_topo_cpu_by_os(d->topo, (unsigned)m->last_cpu) : -1;
     if (m->eidx < 0) {
         struct corun_engine_task t = {
             .target = m->pid, .id = (unsigned)m->pid, .hint = CORUN_CLASS_UNKNOWN};
         unsigned idx;
 
-        if (!busy || (m->attach_retry && --m->attach_retry))
-            return;
         if (corun_engine_add(d->eng, &t, &idx) != 0) {
+            t.unread = true;
+            if (corun_engine_add(d->eng, &t, &idx) != 0)
+                return; /* out of memory: tried again next tick */
+            m->unread = true;
             m->attach_retry = 30;
-            return;
         }
         m->eidx = (int)idx;
+    } else if (m->unread && --m->attach_retry == 0) {
+        m->unread = corun_engine_attach(d->eng, (unsigned)m->eidx) != 0;
+        m->attach_retry = m->unread ? 30 : 0;
     }
-    corun_engine_set_active(d->eng, (unsigned)m->eidx, busy);
+    corun_engine_set_active(d->eng, (unsigned)m->eidx, true);
     corun_engine_set_cpu(d->eng, (unsigned)m->eidx, m->seen_dense);
 }
 

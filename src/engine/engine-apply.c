@@ -326,7 +326,10 @@ static void keep_prediction(struct corun_engine *e, const struct plan_ctx *pc, u
  */
 static unsigned hold_back(struct corun_engine *e, struct plan_ctx *pc, unsigned m, uint64_t now)
 {
-    uint64_t dwell_ns = (uint64_t)e->o.min_dwell * e->o.interval_ns;
+    /* Whole intervals, with half of one to spare: a step that comes a
+     * little early (a real clock) must not hold a task one interval more. */
+    uint64_t dwell_ns =
+        e->o.min_dwell ? e->o.min_dwell * e->o.interval_ns - e->o.interval_ns / 2 : 0;
     unsigned moves = 0;
 
     for (unsigned k = 0; k < m; k++) {
@@ -334,6 +337,12 @@ static unsigned hold_back(struct corun_engine *e, struct plan_ctx *pc, unsigned 
 
         t->streak = t->streak && t->planned == pc->want[k] ? t->streak + 1 : 1;
         t->planned = pc->want[k];
+        /* Left to the kernel and not pinned: it is there already. */
+        if (pc->want[k] < 0 && t->cpu < 0) {
+            pc->want[k] = pc->cur[k];
+            t->state = t->refused ? CORUN_ENGINE_REFUSED : CORUN_ENGINE_SETTLED;
+            continue;
+        }
         if (pc->want[k] == pc->cur[k]) {
             t->state = t->refused ? CORUN_ENGINE_REFUSED : CORUN_ENGINE_SETTLED;
             /* Staying where the kernel put it: pinned there once confirmed

@@ -127,7 +127,7 @@ int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *tas
         e->tasks = v;
         e->cap = cap;
     }
-    if (!task->shared_handle && e->o.sense) {
+    if (!task->shared_handle && !task->unread && e->o.sense) {
         err = e->o.sense->attach(e->o.sense_state, task->target, &handle);
         if (err)
             return err;
@@ -205,7 +205,7 @@ static int sample_all(struct corun_engine *e)
         struct etask *t = &e->tasks[i];
         int rc;
 
-        if (!t->live || !t->active || !e->o.sense)
+        if (!t->live || !t->active || !e->o.sense || (!t->own_handle && !t->t.shared_handle))
             continue;
         rc = e->o.sense->read(e->o.sense_state, t->handle, &cur[i]);
         if (rc) {
@@ -292,14 +292,14 @@ int corun_engine_run(struct corun_engine *e, uint64_t duration_ns, volatile cons
 
 int corun_engine_set_hint(struct corun_engine *e, unsigned idx, enum corun_class hint)
 {
-    if (idx >= e->ntasks)
+    if (idx >= e->ntasks || !e->tasks[idx].live)
         return -ENOENT;
     return corun_profiler_set_hint(e->prof, e->tasks[idx].slot, hint);
 }
 
 int corun_engine_set_home(struct corun_engine *e, unsigned idx, int node)
 {
-    if (idx >= e->ntasks)
+    if (idx >= e->ntasks || !e->tasks[idx].live)
         return -ENOENT;
     if (node >= (int)corun_topo_ndomains(e->o.topo, CORUN_LEVEL_NUMA) || node < -1)
         return -EINVAL;
@@ -311,7 +311,7 @@ int corun_engine_set_cpu(struct corun_engine *e, unsigned idx, int cpu)
 {
     const struct corun_topo_cpu *c;
 
-    if (idx >= e->ntasks)
+    if (idx >= e->ntasks || !e->tasks[idx].live)
         return -ENOENT;
     c = cpu >= 0 ? corun_topo_cpu(e->o.topo, (unsigned)cpu) : NULL;
     if (cpu < -1 || (cpu >= 0 && (!c || !c->usable)))
@@ -363,6 +363,25 @@ int corun_engine_set_active(struct corun_engine *e, unsigned idx, bool active)
     return 0;
 }
 
+int corun_engine_attach(struct corun_engine *e, unsigned idx)
+{
+    struct etask *t;
+    int err;
+
+    if (idx >= e->ntasks || !e->tasks[idx].live)
+        return -ENOENT;
+    t = &e->tasks[idx];
+    if (t->own_handle || t->t.shared_handle || !e->o.sense)
+        return 0;
+    err = e->o.sense->attach(e->o.sense_state, t->t.target, &t->handle);
+    if (err)
+        return err;
+    t->own_handle = true;
+    t->t.unread = false;
+    t->have_prev = false;
+    return 0;
+}
+
 void corun_engine_set_placing(struct corun_engine *e, bool on)
 {
     e->placing = on && e->o.act;
@@ -393,9 +412,11 @@ int corun_engine_task_info(const struct corun_engine *e, unsigned idx,
         .cpu = t->cpu,
         .planned = t->planned,
         .streak = t->streak,
-        .dwelt = !t->moved              ? UINT_MAX
-                 : now <= t->moved_at ? 0
-                                      : (unsigned)((now - t->moved_at) / e->o.interval_ns),
+        /* Rounded, as hold_back() counts them. */
+        .dwelt = !t->moved ? UINT_MAX
+                 : now <= t->moved_at
+                     ? 0
+                     : (unsigned)((now - t->moved_at + e->o.interval_ns / 2) / e->o.interval_ns),
         .state = t->state,
         .speed_now = t->speed_now,
         .speed_planned = t->speed_planned,
@@ -407,8 +428,13 @@ int corun_engine_restore(struct corun_engine *e)
 {
     int err = e->o.act && e->o.act->restore_all ? e->o.act->restore_all(e->o.act_state) : 0;
 
-    for (unsigned i = 0; i < e->ntasks; i++)
+    /* Nothing is pinned now: a change being judged has nothing to take
+     * back, and no memory follows it. */
+    for (unsigned i = 0; i < e->ntasks; i++) {
         e->tasks[i].cpu = -1;
+        e->tasks[i].mem_pending = false;
+    }
+    e->trial = false;
     return err;
 }
 
@@ -422,7 +448,8 @@ int corun_engine_profile(const struct corun_engine *e, unsigned idx,
 {
     const struct corun_task_profile *p;
 
-    if (idx >= e->ntasks || !(p = corun_profiler_get(e->prof, e->tasks[idx].slot)))
+    if (idx >= e->ntasks || !e->tasks[idx].live ||
+        !(p = corun_profiler_get(e->prof, e->tasks[idx].slot)))
         return -ENOENT;
     *out = *p;
     out->cpu = e->tasks[idx].cpu;
@@ -431,7 +458,7 @@ int corun_engine_profile(const struct corun_engine *e, unsigned idx,
 
 int corun_engine_task_cpu(const struct corun_engine *e, unsigned idx)
 {
-    return idx < e->ntasks ? e->tasks[idx].cpu : -1;
+    return idx < e->ntasks && e->tasks[idx].live ? e->tasks[idx].cpu : -1;
 }
 
 unsigned corun_engine_ntasks(const struct corun_engine *e)

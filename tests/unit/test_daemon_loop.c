@@ -108,8 +108,12 @@ static int sense_open(const struct corun_sense_opts *o, void **state)
     return 0;
 }
 
+static int attach_fail[200]; /* -errno to refuse attaching to this pid */
+
 static int sense_attach(void *state, pid_t pid, int *handle)
 {
+    if (attach_fail[pid])
+        return attach_fail[pid];
     *handle = pid;
     return 0;
 }
@@ -491,6 +495,38 @@ static void test_outcome_check_takes_back(void **state)
     close_fx(&f);
 }
 
+/* A plan that leaves processes to the kernel changes nothing and records
+ * nothing. A process the sensor refuses is placed all the same (on the
+ * class priors), and read once the sensor takes it, 30 ticks on. */
+static void test_left_to_kernel_and_unread(void **state)
+{
+    struct fx f;
+    struct corun_daemon *d = open_daemon(&f, true);
+
+    for (int pid = 0; pid < 200; pid++)
+        want_cpu[pid] = -1;
+    attach_fail[101] = -EACCES;
+    for (int k = 1; k <= 4; k++)
+        tick(d, k);
+    assert_int_equal(d->migrations_total, 0);
+    assert_int_equal(d->nhist, 0);
+    assert_int_equal(act.apply_calls[100] + act.restore_calls[100], 0);
+    assert_non_null(strstr(find(d, 100)->why, "leaves it to the kernel"));
+    want_cpu[100] = 0;
+    want_cpu[101] = 1;
+    want_cpu[103] = 2;
+    want_cpu[104] = 3;
+    for (int k = 5; k <= 7; k++)
+        tick(d, k);
+    assert_int_equal(act.last_cpu[101], 1);
+    assert_true(isnan(find(d, 101)->prof.ipc));
+    attach_fail[101] = 0;
+    for (int k = 8; k <= 36; k++)
+        tick(d, k);
+    assert_true(fabs(find(d, 101)->prof.ipc - 2) < 1e-9);
+    close_fx(&f);
+}
+
 /* The parts' turbo table reaches the policy with every snapshot; without
  * one the snapshot has none. */
 static void test_turbo_table(void **state)
@@ -599,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_observe_only_and_status),
         cmocka_unit_test(test_turbo_table),
         cmocka_unit_test(test_outcome_check_takes_back),
+        cmocka_unit_test(test_left_to_kernel_and_unread),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

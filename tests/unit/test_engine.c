@@ -771,6 +771,35 @@ static void test_refused(void **state)
     corun_engine_free(e);
 }
 
+/* A task added unread is neither attached nor read, yet placed; once the
+ * sensor takes it (corun_engine_attach) its counters are read. */
+static void test_unread_then_attached(void **state)
+{
+    struct corun_engine *e = engine("corun", 0, 0);
+    struct corun_engine_task t = {
+        .target = 2, .id = 777, .hint = CORUN_CLASS_UNKNOWN, .unread = true};
+    struct corun_task_profile p;
+    unsigned idx, attaches;
+
+    assert_int_equal(corun_engine_remove(e, 2), 0);
+    attaches = W.attaches;
+    assert_int_equal(corun_engine_add(e, &t, &idx), 0);
+    assert_int_equal(W.attaches, attaches);
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    assert_int_equal(corun_engine_profile(e, idx, &p), 0);
+    assert_true(isnan(p.ipc));
+    assert_true(corun_engine_task_cpu(e, idx) >= 0);
+    assert_int_equal(corun_engine_attach(e, idx), 0);
+    assert_int_equal(W.attaches, attaches + 1);
+    assert_int_equal(corun_engine_attach(e, idx), 0); /* read already: nothing */
+    assert_int_equal(W.attaches, attaches + 1);
+    assert_int_equal(corun_engine_attach(e, NT + 5), -ENOENT);
+    assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
+    assert_int_equal(corun_engine_profile(e, idx, &p), 0);
+    assert_true(p.ipc > 0);
+    corun_engine_free(e);
+}
+
 /* A removed task's index and profile slot go to the next task added, which
  * starts afresh; placing off keeps the engine from planning. */
 static void test_reuse_and_placing_off(void **state)
@@ -818,6 +847,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_confirm_cap_dwell_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reuse_and_placing_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unread_then_attached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_hint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check_survives_failing_task, setup, teardown),
