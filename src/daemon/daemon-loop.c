@@ -319,6 +319,16 @@ static void explain(struct corun_daemon *d, size_t i, char *buf, size_t len)
         snprintf(buf + n, len - n, "; no managed neighbour shares a cache with it");
 }
 
+/* Why idle process @m is where it is, unless it is placed (its place says
+ * more) or an administrator released it (that says more). */
+static void why_idle(const struct corun_daemon *d, struct managed *m)
+{
+    if (!m->denied && m->placed < 0)
+        snprintf(m->why, sizeof(m->why),
+                 "idle (under %.3g%% of a CPU): left where the kernel runs it",
+                 d->cfg.sample_min_cpu);
+}
+
 /*
  * After the step: @m's profile and prediction from the engine (CPU use from
  * the selector, over exactly the last interval), and why it is where it is.
@@ -333,10 +343,7 @@ static void engine_report(struct corun_daemon *d, size_t i)
     m->speed_now = m->speed_planned = NAN;
     if (m->eidx < 0 || corun_engine_task_info(d->eng, (unsigned)m->eidx, &in) != 0) {
         m->prof.cpu_util = util;
-        if (!m->denied && m->placed < 0)
-            snprintf(m->why, sizeof(m->why),
-                     "idle (under %.3g%% of a CPU): left where the kernel runs it",
-                     d->cfg.sample_min_cpu);
+        why_idle(d, m);
         return;
     }
     if (corun_engine_profile(d->eng, (unsigned)m->eidx, &m->prof) == 0) {
@@ -356,10 +363,7 @@ static void engine_report(struct corun_daemon *d, size_t i)
         snprintf(m->why, sizeof(m->why), "measuring: not planned for yet");
         break;
     case CORUN_ENGINE_IDLE:
-        if (m->placed < 0)
-            snprintf(m->why, sizeof(m->why),
-                     "idle (under %.3g%% of a CPU): left where the kernel runs it",
-                     d->cfg.sample_min_cpu);
+        why_idle(d, m);
         break;
     case CORUN_ENGINE_SETTLED:
         if (m->placed >= 0)

@@ -56,7 +56,7 @@ struct corun_engine {
     struct etask *tasks;
     unsigned ntasks, cap;
     uint64_t start_ns;
-    bool started, placed_once, warmup_done;
+    bool started;
     unsigned round;
     struct corun_engine_stats st;
     /* Outcome check. */

@@ -161,6 +161,17 @@ static const struct corun_sense_ops fake_sense_ops = {
 /* ---- a policy that puts each pid where a table says ----------------------- */
 
 static int want_cpu[200];
+
+/* The plan: pids 100, 101, 103 and 104 (the recorded /proc's) on these
+ * dense CPUs (-1: left to the kernel), every other pid on CPU 0. */
+static void plan(int c100, int c101, int c103, int c104)
+{
+    memset(want_cpu, 0, sizeof(want_cpu));
+    want_cpu[100] = c100;
+    want_cpu[101] = c101;
+    want_cpu[103] = c103;
+    want_cpu[104] = c104;
+}
 static bool told_mem_follows;     /* what the last snapshot said */
 static unsigned told_turbo_n;     /* and of its turbo table */
 static double told_turbo_last;
@@ -271,11 +282,7 @@ static void test_hysteresis_cap_and_failures(void **state)
     assert_int_equal(act.closes, 0);
     assert_false(corun_daemon_observe_only(d, NULL));
 
-    memset(want_cpu, 0, sizeof(want_cpu));
-    want_cpu[100] = 4;
-    want_cpu[101] = 5;
-    want_cpu[103] = 6;
-    want_cpu[104] = 7;
+    plan(4, 5, 6, 7);
     act.fail[103] = -ESRCH; /* exits between sample and act */
     act.fail[104] = -EPERM; /* not ours to touch */
 
@@ -365,11 +372,7 @@ static void test_memory_follows(void **state)
     struct fx f;
     struct corun_daemon *d = open_daemon_on(&f, true, "pack:2 [numa] core:2 pu:1");
 
-    memset(want_cpu, 0, sizeof(want_cpu));
-    want_cpu[100] = 3;
-    want_cpu[101] = 2;
-    want_cpu[103] = 0;
-    want_cpu[104] = 1;
+    plan(3, 2, 0, 1);
     act.mem_fail[104] = -EPERM;
     tick(d, 1);
     tick(d, 2); /* proposed once: even pinning 101 where it runs waits */
@@ -423,17 +426,12 @@ static void test_min_dwell(void **state)
     struct corun_daemon *d = open_daemon(&f, true);
     int before;
 
-    memset(want_cpu, 0, sizeof(want_cpu));
-    want_cpu[100] = 0;
-    want_cpu[101] = 1;
-    want_cpu[103] = 2;
-    want_cpu[104] = 3;
+    plan(0, 1, 2, 3);
     tick(d, 1);
     tick(d, 2);
     tick(d, 3); /* all four move: 101 takes 100's CPU, a chain */
     assert_int_equal(d->migrations_total, 4);
-    want_cpu[100] = 1;
-    want_cpu[101] = 0;
+    plan(1, 0, 2, 3); /* 100 and 101 swap */
     d->cfg.min_dwell = 5;
     corun__daemon_retune(d);
     before = act.apply_calls[100];
@@ -467,11 +465,7 @@ static void test_outcome_check_takes_back(void **state)
     for (int pid = 0; pid < 200; pid++)
         act.last_cpu[pid] = -1;
     slow_from = 4;
-    memset(want_cpu, 0, sizeof(want_cpu));
-    want_cpu[100] = 4;
-    want_cpu[101] = 2;
-    want_cpu[103] = 3;
-    want_cpu[104] = 5;
+    plan(4, 2, 3, 5);
     tick(d, 1);
     tick(d, 2);
     tick(d, 3); /* 101 and 103 pinned where they run, 100 and 104 moved */
@@ -503,8 +497,7 @@ static void test_left_to_kernel_and_unread(void **state)
     struct fx f;
     struct corun_daemon *d = open_daemon(&f, true);
 
-    for (int pid = 0; pid < 200; pid++)
-        want_cpu[pid] = -1;
+    plan(-1, -1, -1, -1);
     attach_fail[101] = -EACCES;
     for (int k = 1; k <= 4; k++)
         tick(d, k);
@@ -512,10 +505,7 @@ static void test_left_to_kernel_and_unread(void **state)
     assert_int_equal(d->nhist, 0);
     assert_int_equal(act.apply_calls[100] + act.restore_calls[100], 0);
     assert_non_null(strstr(find(d, 100)->why, "leaves it to the kernel"));
-    want_cpu[100] = 0;
-    want_cpu[101] = 1;
-    want_cpu[103] = 2;
-    want_cpu[104] = 3;
+    plan(0, 1, 2, 3);
     for (int k = 5; k <= 7; k++)
         tick(d, k);
     assert_int_equal(act.last_cpu[101], 1);
@@ -534,9 +524,7 @@ static void test_turbo_table(void **state)
     struct fx f;
     struct corun_daemon *d;
 
-    memset(want_cpu, 0, sizeof(want_cpu));
-    for (int pid = 100; pid < 105; pid++)
-        want_cpu[pid] = pid == 104 ? 2 : pid - 100; /* one process per CPU */
+    plan(0, 1, 3, 2); /* one process per CPU */
     parts_turbo_n = 4;
     d = open_daemon(&f, true);
     parts_turbo_n = 0;

@@ -168,6 +168,19 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Adds the world's NT tasks to @e: target i, id @id0 + i, class @hint, at
+ * index i. */
+static void add_tasks(struct corun_engine *e, unsigned id0, enum corun_class hint)
+{
+    for (unsigned i = 0; i < NT; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = id0 + i, .hint = hint};
+        unsigned idx;
+
+        assert_int_equal(corun_engine_add(e, &t, &idx), 0);
+        assert_int_equal(idx, i);
+    }
+}
+
 static struct corun_engine *engine(const char *policy, double move_cost, unsigned max_moves)
 {
     struct corun_engine_opts o = {
@@ -185,14 +198,7 @@ static struct corun_engine *engine(const char *policy, double move_cost, unsigne
     struct corun_engine *e;
 
     assert_int_equal(corun_engine_new(&o, &e), 0);
-    for (unsigned i = 0; i < NT; i++) {
-        struct corun_engine_task t = {.target = (pid_t)i, .id = 100 + i,
-                                      .hint = CORUN_CLASS_UNKNOWN};
-        unsigned idx;
-
-        assert_int_equal(corun_engine_add(e, &t, &idx), 0);
-        assert_int_equal(idx, i);
-    }
+    add_tasks(e, 100, CORUN_CLASS_UNKNOWN);
     return e;
 }
 
@@ -257,11 +263,7 @@ static void test_hysteresis_and_cap(void **state)
     o.warmup_ns = 300000000;
     o.move_cost = 100;
     assert_int_equal(corun_engine_new(&o, &e), 0);
-    for (unsigned i = 0; i < NT; i++) {
-        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN};
-
-        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
-    }
+    add_tasks(e, 0, CORUN_CLASS_UNKNOWN);
     assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
     corun_engine_stats(e, &st);
     assert_int_equal(st.placements, NT);
@@ -276,11 +278,7 @@ static void test_hysteresis_and_cap(void **state)
     o.move_cost = 0.001;
     o.max_moves = 1;
     assert_int_equal(corun_engine_new(&o, &e), 0);
-    for (unsigned i = 0; i < NT; i++) {
-        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN};
-
-        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
-    }
+    add_tasks(e, 0, CORUN_CLASS_UNKNOWN);
     assert_int_equal(corun_engine_run(e, 2000000000, NULL), 0);
     corun_engine_stats(e, &st);
     assert_true(good_pairing());
@@ -414,12 +412,7 @@ static void test_outcome_check(void **state)
         W.inverted = true;
         o.topo = W.topo; /* the fresh world's */
         assert_int_equal(corun_engine_new(&o, &e), 0);
-        for (unsigned i = 0; i < NT; i++) {
-            struct corun_engine_task t = {.target = (pid_t)i, .id = i,
-                                          .hint = CORUN_CLASS_UNKNOWN};
-
-            assert_int_equal(corun_engine_add(e, &t, NULL), 0);
-        }
+        add_tasks(e, 0, CORUN_CLASS_UNKNOWN);
         t0 = W.now;
         assert_int_equal(corun_engine_run(e, 10000000000ull, NULL), 0);
         corun_engine_stats(e, &st);
@@ -578,11 +571,7 @@ static void test_observe_only_and_no_sensor(void **state)
     o.clock = (struct corun_clock){.now_ns = fake_now, .wait_until = fake_wait};
     o.interval_ns = 100000000;
     assert_int_equal(corun_engine_new(&o, &e), 0);
-    for (unsigned i = 0; i < NT; i++) {
-        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN};
-
-        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
-    }
+    add_tasks(e, 0, CORUN_CLASS_UNKNOWN);
     corun_engine_set_placing(e, true); /* no actuator: stays off */
     assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
     corun_engine_stats(e, &st);
@@ -597,11 +586,7 @@ static void test_observe_only_and_no_sensor(void **state)
     o.act = &fake_act;
     W.attaches = 0;
     assert_int_equal(corun_engine_new(&o, &e), 0);
-    for (unsigned i = 0; i < NT; i++) {
-        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_COMPUTE};
-
-        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
-    }
+    add_tasks(e, 0, CORUN_CLASS_COMPUTE);
     assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
     corun_engine_stats(e, &st);
     assert_int_equal(W.attaches, 0);
@@ -661,13 +646,9 @@ static struct corun_engine *daemon_engine(void)
 
     nev = 0;
     assert_int_equal(corun_engine_new(&o, &e), 0);
-    for (unsigned i = 0; i < NT; i++) {
-        struct corun_engine_task t = {
-            .target = (pid_t)i, .id = 100 + i, .hint = CORUN_CLASS_UNKNOWN};
-
-        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+    add_tasks(e, 100, CORUN_CLASS_UNKNOWN);
+    for (unsigned i = 0; i < NT; i++)
         assert_int_equal(corun_engine_set_cpu(e, i, (int)i), 0);
-    }
     return e;
 }
 
@@ -809,6 +790,7 @@ static void test_reuse_and_placing_off(void **state)
     struct corun_engine_stats st;
     struct corun_task_profile p;
     unsigned idx, attaches;
+    uint64_t plans;
 
     assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
     assert_int_equal(corun_engine_remove(e, 1), 0);
@@ -823,14 +805,14 @@ static void test_reuse_and_placing_off(void **state)
     assert_int_equal(corun_engine_task_cpu(e, 1), -1);
     corun_engine_set_placing(e, false);
     corun_engine_stats(e, &st);
-    idx = (unsigned)st.plans;
+    plans = st.plans;
     assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
     corun_engine_stats(e, &st);
-    assert_int_equal(st.plans, idx);
+    assert_int_equal(st.plans, plans);
     corun_engine_set_placing(e, true);
     assert_int_equal(corun_engine_run(e, 1000000000, NULL), 0);
     corun_engine_stats(e, &st);
-    assert_true(st.plans > idx);
+    assert_true(st.plans > plans);
     corun_engine_free(e);
 }
 
