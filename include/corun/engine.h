@@ -69,6 +69,7 @@ struct corun_engine_event {
     int from, to;
     int err;              /* 0, or the actuator's -errno (nothing changed) */
     unsigned confirmed;   /* MOVE: plans in a row that proposed it */
+    bool in_place;        /* MOVE: pinned where the task runs already (nothing moved) */
     double speed_now;     /* MOVE with opts.predict: predicted speed where it was */
     double speed_planned; /* and where it goes; NaN otherwise */
 };

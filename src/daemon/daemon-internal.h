@@ -25,7 +25,6 @@ struct managed {
     char comm[CORUN_PROCSEL_COMM_LEN];
     unsigned nthreads;
     int last_cpu;          /* OS CPU it last ran on, from /proc */
-    int seen_dense;        /* the same as a dense CPU, -1 unknown */
     double cpu_percent;    /* over the last interval */
     int eidx;              /* its engine task; -1: not handed over (idle until now) */
     bool unread;           /* handed over unread: the sensor refused it */

@@ -164,7 +164,7 @@ static void on_event(void *ctx, const struct corun_engine_event *ev)
     if (ev->kind == CORUN_ENGINE_EV_UNDO)
         snprintf(why, sizeof(why),
                  "taken back: the counters measured a loss after the change (outcome check)");
-    else if (ev->from < 0 && ev->to >= 0 && ev->to == m->seen_dense)
+    else if (ev->in_place)
         snprintf(why, sizeof(why), "policy '%s': pinned where the kernel runs it", d->policy->name);
     else
         snprintf(why, sizeof(why),
@@ -262,7 +262,7 @@ static bool is_active(const struct corun_daemon *d, const struct managed *m)
 static void engine_track(struct corun_daemon *d, struct managed *m)
 {
     bool busy = is_active(d, m) && !m->denied;
-    int cpu;
+    int cpu, seen;
 
     if (!busy) {
         if (m->eidx >= 0)
@@ -271,7 +271,7 @@ static void engine_track(struct corun_daemon *d, struct managed *m)
     }
     if (corun_procsel_last_cpu(d->sel, m->pid, m->start_ticks, &cpu) == 0)
         m->last_cpu = cpu;
-    m->seen_dense = m->last_cpu >= 0 ? corun_topo_cpu_by_os(d->topo, (unsigned)m->last_cpu) : -1;
+    seen = m->last_cpu >= 0 ? corun_topo_cpu_by_os(d->topo, (unsigned)m->last_cpu) : -1;
     if (m->eidx < 0) {
         struct corun_engine_task t = {
             .target = m->pid, .id = (unsigned)m->pid, .hint = CORUN_CLASS_UNKNOWN};
@@ -290,7 +290,7 @@ static void engine_track(struct corun_daemon *d, struct managed *m)
         m->attach_retry = m->unread ? 30 : 0;
     }
     corun_engine_set_active(d->eng, (unsigned)m->eidx, true);
-    corun_engine_set_cpu(d->eng, (unsigned)m->eidx, m->seen_dense);
+    corun_engine_set_cpu(d->eng, (unsigned)m->eidx, seen);
 }
 
 /* "cpu 1, sharing L3 with 1234 (comm)": the neighbours that justify a place. */
@@ -434,8 +434,7 @@ static int add_proc(struct corun_daemon *d, size_t at, const struct corun_proc_i
     m->pid = p->pid;
     m->start_ticks = p->start_ticks;
     m->placed = -1;
-    m->eidx = -1; /* the engine takes it once it is busy: engine_track() */
-    m->seen_dense = -1;
+    m->eidx = -1;                      /* the engine takes it once it is busy: engine_track() */
     m->prof.cls = CORUN_CLASS_UNKNOWN; /* until the engine has measured it */
     m->prof.ipc = m->prof.freq_ratio = m->prof.llc_mpki = NAN;
     m->prof.llc_miss_ratio = m->prof.mem_bw_bps = m->prof.cpu_util = NAN;

@@ -98,6 +98,7 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
                                     .from = t->cpu,
                                     .to = cpu,
                                     .confirmed = kind == CORUN_ENGINE_EV_MOVE ? t->streak : 0,
+                                    .in_place = cpu >= 0 && cpu == where,
                                     .speed_now = kind == CORUN_ENGINE_EV_MOVE ? t->speed_now : NAN,
                                     .speed_planned =
                                         kind == CORUN_ENGINE_EV_MOVE ? t->speed_planned : NAN};

@@ -697,6 +697,7 @@ static void test_confirm_cap_dwell_events(void **state)
     assert_int_equal(evs[0].from, -1);
     assert_int_equal(evs[0].err, 0);
     assert_int_equal(evs[0].confirmed, 2);
+    assert_false(evs[0].in_place); /* it ran on CPU 0 or 1 */
     assert_true(evs[0].speed_now > 0 && evs[0].speed_now <= 1);
     assert_true(evs[0].speed_planned > 0 && evs[0].speed_planned <= 1);
     assert_int_equal(W.pinned[evs[0].idx], (int)evs[0].idx + 2);
