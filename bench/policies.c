@@ -8,7 +8,9 @@
  * capture, max slowdown, migrations per task per second. Then, per policy,
  * the goals of issue 5 with a verdict each, beside what the oracle itself
  * reaches on the same cases (the bound on every goal relative to the
- * baseline or DI). Prints a table and one JSON line.
+ * baseline or DI) and, for max slowdown, beside what the simulator's
+ * fairest placement reaches (the oracle maximises STP, not fairness).
+ * Prints a table and one JSON line.
  *
  * Usage: policies [--quick] [--duration-s T] [--seed S] [--machine FILTER]
  *                 [--topologies DIR]
@@ -41,12 +43,12 @@ struct kase {
     enum mix mix;
     unsigned n;
     bool smt, hybrid;
-    double base_stp, oracle_stp, base_maxs, oracle_maxs, di_stp;
+    double base_stp, oracle_stp, base_maxs, oracle_maxs, fair_maxs, di_stp;
     double stp[MAXPOL], maxs[MAXPOL], migr_rate[MAXPOL];
 };
 
 static struct kase cases[MAXCASES];
-static double oracle_gma, oracle_gadv, oracle_maxr;
+static double oracle_gma, oracle_gadv, oracle_maxr, fair_maxr;
 static unsigned oracle_smt_ok;
 static unsigned ncases, npol;
 static const struct corun_policy *pols[MAXPOL];
@@ -126,6 +128,10 @@ static void run_case(const char *mname, struct corun_topo *t, const struct corun
     k->oracle_stp = r.stp;
     k->oracle_maxs = r.max_slowdown;
     corun_sim_result_release(&r);
+    if (corun_sim_run_ref(t, m, tasks, n, CORUN_SIM_REF_FAIREST, ro, &r, NULL))
+        goto out;
+    k->fair_maxs = r.max_slowdown;
+    corun_sim_result_release(&r);
     for (unsigned p = 0; p < npol; p++) {
         if (corun_sim_run_policy(t, m, tasks, n, pols[p], ro, &r)) {
             k->stp[p] = NAN;
@@ -138,12 +144,20 @@ static void run_case(const char *mname, struct corun_topo *t, const struct corun
         if (!strcmp(pols[p]->name, "di"))
             k->di_stp = k->stp[p];
     }
-    /* The oracle is a bound from a search: a policy that beats it moves it. */
-    for (unsigned p = 0; p < npol; p++)
+    /* The oracle and fairest are bounds from searches: a policy that beats
+     * one moves it. */
+    for (unsigned p = 0; p < npol; p++) {
         if (k->stp[p] > k->oracle_stp) {
             k->oracle_stp = k->stp[p];
             k->oracle_maxs = k->maxs[p];
         }
+        if (k->maxs[p] < k->fair_maxs)
+            k->fair_maxs = k->maxs[p];
+    }
+    if (k->base_maxs < k->fair_maxs)
+        k->fair_maxs = k->base_maxs;
+    if (k->oracle_maxs < k->fair_maxs)
+        k->fair_maxs = k->oracle_maxs;
     ncases++;
 out:
     free(tasks);
@@ -257,7 +271,7 @@ int main(int argc, char **argv)
     /* What the oracle itself reaches: the bound on every goal relative to
      * the baseline or DI (no policy can gain more than the oracle does). */
     {
-        double gma[MAXCASES], gadv[MAXCASES], maxr[MAXCASES];
+        double gma[MAXCASES], gadv[MAXCASES], maxr[MAXCASES], fairr[MAXCASES];
         unsigned nma = 0, nadv = 0, nmax = 0, nsmt = 0, smt_ok = 0;
 
         for (unsigned c = 0; c < ncases; c++) {
@@ -268,6 +282,7 @@ int main(int argc, char **argv)
                 gma[nma++] = gain;
             if (k->mix == MIX_ADVERSARIAL)
                 gadv[nadv++] = gain;
+            fairr[nmax] = k->fair_maxs / k->base_maxs;
             maxr[nmax++] = k->oracle_maxs / k->base_maxs;
             if (k->smt || k->hybrid) {
                 nsmt++;
@@ -277,6 +292,7 @@ int main(int argc, char **argv)
         oracle_gma = geomean(gma, nma) - 1;
         oracle_gadv = geomean(gadv, nadv) - 1;
         oracle_maxr = geomean(maxr, nmax);
+        fair_maxr = geomean(fairr, nmax);
         oracle_smt_ok = smt_ok;
     }
 
@@ -357,8 +373,9 @@ int main(int argc, char **argv)
                            g_adv >= 0.10 ? "met" : "NOT met", g_adv * 100, oracle_gadv * 100);
                     printf("  mean capture >= 70%%:                %s (%.0f%%)\n",
                            cap >= 0.70 ? "met" : "NOT met", cap * 100);
-                    printf("  max slowdown >= 20%% below baseline: %s (x%.3f; oracle x%.3f)\n",
-                           mr <= 0.80 ? "met" : "NOT met", mr, oracle_maxr);
+                    printf("  max slowdown >= 20%% below baseline: %s (x%.3f; oracle x%.3f, "
+                           "fairest x%.3f)\n",
+                           mr <= 0.80 ? "met" : "NOT met", mr, oracle_maxr, fair_maxr);
                     printf("  homogeneous no worse than -1%%:      %s (%+.2f%%)\n",
                            homo_min >= -0.01 ? "met" : "NOT met", homo_min * 100);
                     printf("  never below DI:                     %s (%u/%u)\n",
@@ -379,9 +396,9 @@ int main(int argc, char **argv)
         printf("{\"bench\":\"policies\",\"duration_s\":%g,\"seed\":%llu,\"cases\":%u,"
                "\"oracle\":{\"gain_geomean_mixed_adv\":%.4f,\"gain_geomean_adv\":%.4f,"
                "\"max_slowdown_vs_baseline\":%.4f,\"smt_hybrid_3pct_above_di\":%u},"
-               "\"policies\":[%s]}\n",
+               "\"fairest\":{\"max_slowdown_vs_baseline\":%.4f},\"policies\":[%s]}\n",
                ro.duration_s, (unsigned long long)ro.seed, ncases, oracle_gma, oracle_gadv,
-               oracle_maxr, oracle_smt_ok, line);
+               oracle_maxr, oracle_smt_ok, fair_maxr, line);
     }
     return 0;
 }

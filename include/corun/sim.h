@@ -349,17 +349,19 @@ enum corun_sim_ref {
     CORUN_SIM_REF_RANDOM,
     CORUN_SIM_REF_WORST,
     CORUN_SIM_REF_ORACLE,
+    /* Appended: the search for the smallest max slowdown (not the best STP). */
+    CORUN_SIM_REF_FAIREST,
     CORUN_SIM_NREFS
 };
 
-/* "baseline", "random", "worst", "oracle"; NULL out of range. */
+/* "baseline", "random", "worst", "oracle", "fairest"; NULL out of range. */
 CORUN_API const char *corun_sim_ref_name(enum corun_sim_ref r);
 /* The reference named @name or -EINVAL. */
 CORUN_API int corun_sim_ref_by_name(const char *name);
 
 struct corun_sim_search {
     const char *method; /* "exhaustive", "matching", "annealing", "-" */
-    bool bound;         /* a search that may miss the optimum: the STP is a bound */
+    bool bound;         /* a search that may miss the optimum: what it optimises is a bound */
     unsigned evaluations;
 };
 
@@ -375,10 +377,12 @@ CORUN_API void corun_sim_baseline_place(const struct corun_topo *topo, unsigned 
 /*
  * corun_sim_ref_place() - the placement of reference @ref for the tasks of
  * @sim (at its current time), in @cpu (ntasks entries). Baseline and random
- * use @seed; worst and oracle search with the ground truth (exhaustive up to
- * 12 tasks within CORUN_SIM_EXHAUSTIVE_BUDGET evaluations, matching where
- * only SMT pairs share, else seeded annealing with restarts). @info, if not
- * NULL, says how. 0, -EINVAL, -ENOMEM.
+ * use @seed; worst, oracle and fairest search with the ground truth
+ * (exhaustive up to 12 tasks within CORUN_SIM_EXHAUSTIVE_BUDGET evaluations,
+ * matching where only SMT pairs share (not for fairest), else seeded
+ * annealing with restarts). Worst minimises STP, oracle maximises it,
+ * fairest maximises the slowest task's speed (ties to the higher STP).
+ * @info, if not NULL, says how. 0, -EINVAL, -ENOMEM.
  */
 CORUN_API int corun_sim_ref_place(struct corun_sim *sim, enum corun_sim_ref ref, uint64_t seed,
                                   int *cpu, struct corun_sim_search *info);

@@ -113,8 +113,8 @@ static int add_run(struct sim_cli *c, const char *name, bool shown)
     }
     if (ref < 0 && !pol)
         return cli_usage_error(CMD,
-                               "unknown policy '%s' (baseline, random, worst, oracle, a "
-                               "registered policy, or all)",
+                               "unknown policy '%s' (baseline, random, worst, oracle, "
+                               "fairest, a registered policy, or all)",
                                name);
     if (c->nruns == MAX_RUNS)
         return cli_usage_error(CMD, "too many policies");
@@ -254,7 +254,8 @@ static void print_json(struct sim_cli *c)
         json_kuint(&j, "mem_moves", r->res.mem_moves);
         json_kdouble(&j, "mem_stall_s", r->res.mem_stall_s);
         json_kdouble(&j, "capture", capture(c, r));
-        if (r->ref == CORUN_SIM_REF_WORST || r->ref == CORUN_SIM_REF_ORACLE) {
+        if (r->ref == CORUN_SIM_REF_WORST || r->ref == CORUN_SIM_REF_ORACLE ||
+            r->ref == CORUN_SIM_REF_FAIREST) {
             json_key(&j, "search");
             json_obj_begin_inline(&j);
             json_kstr(&j, "method", r->search.method);
@@ -326,7 +327,8 @@ static void print_table(struct sim_cli *c)
         fmt(ms, sizeof(ms), r->res.max_slowdown, "%.3f");
         fmt(mk, sizeof(mk), r->res.makespan_s, "%.3f");
         fmt(cap, sizeof(cap), capture(c, r) * 100, "%.0f%%");
-        if (r->ref == CORUN_SIM_REF_WORST || r->ref == CORUN_SIM_REF_ORACLE)
+        if (r->ref == CORUN_SIM_REF_WORST || r->ref == CORUN_SIM_REF_ORACLE ||
+            r->ref == CORUN_SIM_REF_FAIREST)
             snprintf(search, sizeof(search), "%s%s, %u evaluations", r->search.method,
                      r->search.bound ? " (bound)" : "", r->search.evaluations);
         else if (r->ref == CORUN_SIM_REF_BASELINE || r->ref == CORUN_SIM_REF_RANDOM)
@@ -424,4 +426,4 @@ CLI_COMMAND(sim, cmd_sim, "simulate a workload on a machine under each policy",
             "corun sim --machine FILE.xml|PRESET|synthetic:DESC --workload FILE|random:N:SEED\n"
             "[--policy NAME[,NAME...]|all] [--seed S] [--duration-s T] [--json]\n"
             "presets: skx28 icx40 spr56 milan64 genoa96; references: baseline random worst "
-            "oracle")
+            "oracle fairest")

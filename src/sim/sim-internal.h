@@ -106,6 +106,10 @@ void corun__sim_refresh(struct corun_sim *sim);
 
 /* Static STP of @cpu for sim's tasks at time now; NaN on a bad CPU. */
 double corun__sim_eval(struct corun_sim *sim, const int *cpu);
+/* The tasks' slowdowns (time relative to alone) in the last
+ * corun__sim_eval(): in @norm their power mean of order @p (the mean for 1,
+ * tending to the largest as @p grows), in @max the largest (1 at least). */
+void corun__sim_slowdowns(const struct corun_sim *sim, double p, double *norm, double *max);
 
 /* Parameter ranges of the classes (for random workloads), sim-task.c. */
 void corun__class_range(int cls, struct corun_sim_phase *lo, struct corun_sim_phase *hi);

@@ -15,8 +15,11 @@
  *     restarts of at most CORUN_SIM_ANNEAL_STEPS moves each (fewer for large
  *     task counts, so that a default run stays under 10 s), seeded; reported
  *     as a bound.
- * Worst is the same search minimising. Searches optimise the steady-state
- * STP at time 0 (phases as they are then); the reported figures come from
+ * Worst is the same search minimising. Fairest is the same search (less
+ * matching, whose pair sums cannot express a minimum) maximising the
+ * slowest task's speed, STP breaking ties: the bound on how far any
+ * placement can cut the max slowdown. Searches optimise the steady state
+ * at time 0 (phases as they are then); the reported figures come from
  * running the found placement for the whole duration.
  */
 #include <errno.h>
@@ -26,7 +29,8 @@
 
 #include "sim/sim-internal.h"
 
-static const char *const ref_names[CORUN_SIM_NREFS] = {"baseline", "random", "worst", "oracle"};
+static const char *const ref_names[CORUN_SIM_NREFS] = {"baseline", "random", "worst", "oracle",
+                                                       "fairest"};
 
 const char *corun_sim_ref_name(enum corun_sim_ref r)
 {
@@ -179,16 +183,45 @@ static void random_place(const struct corun__sim_hw *hw, unsigned ntasks, uint64
 #define EX_MAX_TASKS 12
 #define EX_LEVELS    5 /* core, l2, l3, numa, package */
 
+/*
+ * What the searches maximise for reference @ref, from the steady state of
+ * placement @cpu, in two figures: @walk, which the annealer's moves
+ * follow, and @keep, which decides the best placement found. Oracle: STP
+ * for both; worst: its opposite. Fairest keeps the placement with the
+ * smallest max slowdown (of two alike, the smaller power mean of the
+ * slowdowns) but walks on that power mean of order FAIR_P: the max alone
+ * is flat under most moves (only those of the slowest task change it),
+ * which leaves an annealer nothing to follow. NaN on a bad CPU.
+ */
+#define FAIR_P 16
+
+struct score {
+    double walk, keep;
+};
+
+static struct score score(struct corun_sim *sim, enum corun_sim_ref ref, const int *cpu)
+{
+    double stp = corun__sim_eval(sim, cpu), norm, max;
+
+    if (ref == CORUN_SIM_REF_WORST)
+        return (struct score){-stp, -stp};
+    if (ref != CORUN_SIM_REF_FAIREST)
+        return (struct score){stp, stp};
+    corun__sim_slowdowns(sim, FAIR_P, &norm, &max);
+    return (struct score){-norm, -max - 1e-6 * norm};
+}
+
 struct exhaustive {
     struct corun_sim *sim;
     const struct corun__sim_hw *hw;
     unsigned n;
-    bool maximise, counting;
+    enum corun_sim_ref ref;
+    bool counting;
     unsigned long leaves, budget;
     uint16_t *mask[EX_LEVELS]; /* tasks in each domain, per level */
     bool *used;
     int cur[EX_MAX_TASKS], best[EX_MAX_TASKS];
-    double best_stp;
+    double best_score;
 };
 
 static int ex_dom(const struct corun__sim_hw *hw, int l, unsigned c)
@@ -240,11 +273,10 @@ static void ex_recurse(struct exhaustive *ex, unsigned i)
     if (i == ex->n) {
         ex->leaves++;
         if (!ex->counting) {
-            double stp = corun__sim_eval(ex->sim, ex->cur);
+            double f = score(ex->sim, ex->ref, ex->cur).keep;
 
-            if (ex->best_stp != ex->best_stp ||
-                (ex->maximise ? stp > ex->best_stp + 1e-12 : stp < ex->best_stp - 1e-12)) {
-                ex->best_stp = stp;
+            if (ex->best_score != ex->best_score || f > ex->best_score + 1e-12) {
+                ex->best_score = f;
                 memcpy(ex->best, ex->cur, sizeof(ex->cur));
             }
         }
@@ -286,11 +318,10 @@ static void ex_recurse(struct exhaustive *ex, unsigned i)
 }
 
 /* 1 if done (best in @cpu), 0 if over budget, -ENOMEM. */
-static int exhaustive(struct corun_sim *sim, bool maximise, int *cpu, unsigned *evals)
+static int exhaustive(struct corun_sim *sim, enum corun_sim_ref ref, int *cpu, unsigned *evals)
 {
     const struct corun__sim_hw *hw = &sim->hw;
-    struct exhaustive ex = {
-        .sim = sim, .hw = hw, .n = sim->ntasks, .maximise = maximise, .best_stp = NAN};
+    struct exhaustive ex = {.sim = sim, .hw = hw, .n = sim->ntasks, .ref = ref, .best_score = NAN};
     unsigned nd[EX_LEVELS] = {hw->ncores, hw->nl2, hw->nl3, hw->nnuma, hw->npkgs};
     int rc = -ENOMEM;
 
@@ -460,13 +491,16 @@ out_free:
 
 /* ---- annealing ------------------------------------------------------------- */
 
-static int anneal(struct corun_sim *sim, bool maximise, uint64_t seed, int *cpu, unsigned *evals)
+static int anneal(struct corun_sim *sim, enum corun_sim_ref ref, uint64_t seed, int *cpu,
+                  unsigned *evals)
 {
     const struct corun__sim_hw *hw = &sim->hw;
     unsigned n = sim->ntasks, steps = 150000u / (n ? n : 1), nfree;
     int *cur = malloc(n * sizeof(int)), *owner = malloc(hw->ncpus * sizeof(int));
     unsigned *freec = malloc(hw->ncpus * sizeof(unsigned));
-    double best = NAN, sign = maximise ? 1 : -1;
+    /* Temperatures go by the objective per task: STP is a sum over the
+     * tasks, the fairest's walk a mean. */
+    double best = NAN, per = ref == CORUN_SIM_REF_FAIREST ? 1 : (n ? n : 1);
     struct corun__rng r;
     bool distinct;
     int rc = -ENOMEM;
@@ -478,9 +512,12 @@ static int anneal(struct corun_sim *sim, bool maximise, uint64_t seed, int *cpu,
     steps = (unsigned)(steps * sim->effort);
     if (steps < 20)
         steps = 20;
-    corun__rng_seed(&r, corun__seed_mix(seed, maximise ? 0x0a11u : 0x0bad));
+    corun__rng_seed(&r, corun__seed_mix(seed, ref == CORUN_SIM_REF_ORACLE  ? 0x0a11u
+                                              : ref == CORUN_SIM_REF_WORST ? 0x0badu
+                                                                           : 0x0fa1u));
     for (unsigned rs = 0; rs < CORUN_SIM_ANNEAL_RESTARTS; rs++) {
-        double f, t0, t;
+        struct score f, g;
+        double t0, t;
 
         for (unsigned i = 0; i < n; i++)
             cur[i] = -1;
@@ -502,18 +539,17 @@ static int anneal(struct corun_sim *sim, bool maximise, uint64_t seed, int *cpu,
         for (unsigned c = 0; c < hw->ncpus; c++)
             if (hw->usable[c] && owner[c] < 0)
                 freec[nfree++] = c;
-        f = sign * corun__sim_eval(sim, cur);
+        f = score(sim, ref, cur);
         (*evals)++;
-        if (best != best || f > sign * best) {
-            best = sign * f;
+        if (best != best || f.keep > best) {
+            best = f.keep;
             memcpy(cpu, cur, n * sizeof(int));
         }
-        t0 = 0.02 * fabs(f) / (n ? n : 1) + 1e-6;
+        t0 = 0.02 * fabs(f.walk) / per + 1e-6;
         for (unsigned s = 0; s < steps; s++) {
             unsigned a = corun__rng_below(&r, n), b = 0, fi = 0;
             int old_a = cur[a], old_b = -1;
             bool swap = !distinct || nfree == 0 || corun__rng_below(&r, 2) == 0;
-            double g;
 
             t = t0 * pow(1e-3, (double)s / steps);
             if (swap) {
@@ -530,14 +566,14 @@ static int anneal(struct corun_sim *sim, bool maximise, uint64_t seed, int *cpu,
                 fi = corun__rng_below(&r, nfree);
                 cur[a] = (int)freec[fi];
             }
-            g = sign * corun__sim_eval(sim, cur);
+            g = score(sim, ref, cur);
             (*evals)++;
-            if (g >= f || corun__rng_unit(&r) < exp((g - f) / t)) {
+            if (g.walk >= f.walk || corun__rng_unit(&r) < exp((g.walk - f.walk) / t)) {
                 f = g;
                 if (!swap)
                     freec[fi] = (unsigned)old_a;
-                if (f > sign * best) {
-                    best = sign * f;
+                if (f.keep > best) {
+                    best = f.keep;
                     memcpy(cpu, cur, n * sizeof(int));
                 }
             } else if (swap) {
@@ -561,7 +597,6 @@ int corun_sim_ref_place(struct corun_sim *sim, enum corun_sim_ref ref, uint64_t 
 {
     struct corun_sim_search dummy;
     unsigned nusable = 0;
-    bool max = ref == CORUN_SIM_REF_ORACLE;
     int rc;
 
     if (!info)
@@ -581,12 +616,13 @@ int corun_sim_ref_place(struct corun_sim *sim, enum corun_sim_ref ref, uint64_t 
         return cpu[0] < 0 ? -ENOMEM : 0;
     case CORUN_SIM_REF_WORST:
     case CORUN_SIM_REF_ORACLE:
+    case CORUN_SIM_REF_FAIREST:
         break;
     default:
         return -EINVAL;
     }
     if (sim->ntasks <= EX_MAX_TASKS && sim->ntasks <= nusable) {
-        rc = exhaustive(sim, max, cpu, &info->evaluations);
+        rc = exhaustive(sim, ref, cpu, &info->evaluations);
         if (rc < 0)
             return rc;
         if (rc == 1) {
@@ -594,15 +630,15 @@ int corun_sim_ref_place(struct corun_sim *sim, enum corun_sim_ref ref, uint64_t 
             return 0;
         }
     }
-    if (pairs_only(&sim->hw, sim->topo, sim->ntasks)) {
-        rc = matching(sim, max, cpu, &info->evaluations);
+    if (ref != CORUN_SIM_REF_FAIREST && pairs_only(&sim->hw, sim->topo, sim->ntasks)) {
+        rc = matching(sim, ref == CORUN_SIM_REF_ORACLE, cpu, &info->evaluations);
         if (rc < 0)
             return rc;
         info->method = "matching";
         info->bound = true;
         return 0;
     }
-    rc = anneal(sim, max, seed, cpu, &info->evaluations);
+    rc = anneal(sim, ref, seed, cpu, &info->evaluations);
     if (rc < 0)
         return rc;
     info->method = "annealing";

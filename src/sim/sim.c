@@ -457,6 +457,22 @@ double corun__sim_eval(struct corun_sim *sim, const int *cpu)
     return stp;
 }
 
+void corun__sim_slowdowns(const struct corun_sim *sim, double p, double *norm, double *max)
+{
+    double sum = 0, m = 1;
+
+    for (unsigned i = 0; i < sim->ntasks; i++) {
+        double x = sim->t[i].alone_ips[corun__phase_at(&sim->t[i].def, sim->now_s, NULL)] /
+                   sim->eval.ips[i];
+
+        sum += pow(x, p);
+        if (x > m)
+            m = x;
+    }
+    *norm = sim->ntasks ? pow(sum / sim->ntasks, 1.0 / p) : 1.0;
+    *max = m;
+}
+
 double corun_sim_static_stp(struct corun_sim *sim, const int *cpu)
 {
     return corun__sim_eval(sim, cpu);

@@ -25,14 +25,14 @@ for k in machine seed tasks policies; do
 done
 expect_eq "json tasks" "$(json_num "$tmp/j1" tasks)" 6
 expect_eq "json seed" "$(json_num "$tmp/j1" seed)" 3
-# Four references and the six registered policies.
+# Five references and the six registered policies.
 for k in name stp antt max_slowdown makespan_s migrations capture tasks; do
-  expect_eq "policies with $k" "$(grep -c "^      \"$k\": " "$tmp/j1")" 10
+  expect_eq "policies with $k" "$(grep -c "^      \"$k\": " "$tmp/j1")" 11
 done
-# The engine's outcome check: counted for the six policies, null for the four references.
+# The engine's outcome check: counted for the six policies, null for the five references.
 expect_eq "policies with an outcome check" \
   "$(grep -c '^      "outcome_check": {"judged": [0-9]*, "reverted": [0-9]*}' "$tmp/j1")" 6
-expect_eq "references without one" "$(grep -c '^      "outcome_check": null' "$tmp/j1")" 4
+expect_eq "references without one" "$(grep -c '^      "outcome_check": null' "$tmp/j1")" 5
 grep -q '"makespan_s": null' "$tmp/j1" && ok || fail "makespan should be null without work amounts"
 grep -q '{"name": "[a-z-]*-[0-9]*", "class": "[a-z-]*", "speedup": [0-9.]*, "cpus": "[0-9]*"}' "$tmp/j1" \
   && ok || fail "per-task objects malformed"
@@ -40,6 +40,15 @@ stp() { awk -v p="\"$2\"" '$0 ~ "\"name\": "p {f=1} f && /"stp":/ {gsub(/[,]/,""
 b=$(stp "$tmp/j1" baseline); o=$(stp "$tmp/j1" oracle); w=$(stp "$tmp/j1" worst)
 awk -v b="$b" -v o="$o" -v w="$w" 'BEGIN { exit !(o >= b && b >= w && o > 0) }' && ok \
   || fail "ordering: worst $w baseline $b oracle $o"
+# Fairest: no reference has less max slowdown, nor more STP than the oracle.
+maxs() { awk -v p="\"$2\"" '$0 ~ "\"name\": "p {f=1} f && /"max_slowdown":/ {gsub(/[,]/,""); print $2; exit}' "$1"; }
+f=$(maxs "$tmp/j1" fairest); fs=$(stp "$tmp/j1" fairest)
+for r in baseline random worst oracle; do
+  x=$(maxs "$tmp/j1" $r)
+  awk -v f="$f" -v x="$x" 'BEGIN { exit !(f <= x + 1e-9) }' && ok \
+    || fail "fairest max slowdown $f above $r's $x"
+done
+awk -v fs="$fs" -v o="$o" 'BEGIN { exit !(fs <= o + 1e-9) }' && ok || fail "fairest STP $fs above the oracle's $o"
 grep -A1 '"name": "baseline"' "$tmp/j1" > /dev/null
 awk '/"name": "baseline"/ {f=1} f && /"capture":/ {print; exit}' "$tmp/j1" | grep -q '"capture": 0' \
   && ok || fail "baseline capture should be 0"

@@ -419,6 +419,87 @@ static void test_determinism(void **state)
     corun_topo_free(t);
 }
 
+/* Largest slowdown of the tasks of @s placed at @cpu, in the steady state. */
+static double static_max_slowdown(struct corun_sim *s, const int *cpu)
+{
+    double max = 0;
+
+    assert_int_equal(corun_sim_place(s, cpu), 0);
+    for (unsigned i = 0; i < corun_sim_ntasks(s); i++) {
+        struct corun_sim_truth x;
+
+        assert_int_equal(corun_sim_truth(s, i, &x), 0);
+        max = fmax(max, corun_sim_alone_ips(s, i) / x.ips);
+    }
+    return max;
+}
+
+/* Every placement of tasks @i.. on the CPUs @used leaves free: the least
+ * max slowdown in *@best. */
+static void min_max_slowdown(struct corun_sim *s, int *cpu, unsigned i, bool *used, unsigned ncpus,
+                             double *best)
+{
+    if (i == corun_sim_ntasks(s)) {
+        *best = fmin(*best, static_max_slowdown(s, cpu));
+        return;
+    }
+    for (unsigned c = 0; c < ncpus; c++) {
+        if (used[c])
+            continue;
+        used[c] = true;
+        cpu[i] = (int)c;
+        min_max_slowdown(s, cpu, i + 1, used, ncpus, best);
+        used[c] = false;
+    }
+}
+
+/* Fairest is the placement with the least max slowdown, where the oracle
+ * (best STP) is not: three streamers, a rabbit and two chasers on two
+ * 8 MB L3s of two SMT cores. Small enough for the exhaustive search, whose
+ * answer is checked against every one of the 20,160 placements; the run
+ * then reports less max slowdown than any other reference's, and less STP
+ * than the oracle's. */
+static void test_fairest(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:1 l3:2(size=8388608) core:2 pu:2");
+    struct corun_sim_task ts[6] = {task(CORUN_SIM_STREAMING), task(CORUN_SIM_STREAMING),
+                                   task(CORUN_SIM_STREAMING), task(CORUN_SIM_RABBIT),
+                                   task(CORUN_SIM_CHASING),   task(CORUN_SIM_CHASING)};
+    struct corun_sim_run_opts o = {.duration_s = 1, .seeds = 1, .seed = 3};
+    struct corun_sim_machine m;
+    struct corun_sim_search info;
+    struct corun_sim_result res[CORUN_SIM_NREFS];
+    struct corun_sim *s;
+    int cpu[6], all[6];
+    bool used[8] = {0};
+    double best = INFINITY, found;
+
+    corun_sim_machine_defaults(t, &m);
+    assert_int_equal(corun_sim_create(t, &m, ts, 6, 3, &s), 0);
+    assert_int_equal(corun_sim_ref_place(s, CORUN_SIM_REF_FAIREST, 3, cpu, &info), 0);
+    assert_string_equal(info.method, "exhaustive");
+    assert_false(info.bound);
+    found = static_max_slowdown(s, cpu);
+    min_max_slowdown(s, all, 0, used, 8, &best);
+    print_message("  fairest max slowdown %.4f, least of all placements %.4f\n", found, best);
+    assert_true(fabs(found - best) < 1e-9);
+    corun_sim_free(s);
+
+    for (int r = 0; r < CORUN_SIM_NREFS; r++)
+        assert_int_equal(corun_sim_run_ref(t, &m, ts, 6, r, &o, &res[r], NULL), 0);
+    for (int r = 0; r < CORUN_SIM_NREFS; r++)
+        assert_true(res[CORUN_SIM_REF_FAIREST].max_slowdown <= res[r].max_slowdown + 1e-9);
+    print_message("  max slowdown: oracle %.4f, fairest %.4f; STP: oracle %.4f, fairest %.4f\n",
+                  res[CORUN_SIM_REF_ORACLE].max_slowdown, res[CORUN_SIM_REF_FAIREST].max_slowdown,
+                  res[CORUN_SIM_REF_ORACLE].stp, res[CORUN_SIM_REF_FAIREST].stp);
+    assert_true(res[CORUN_SIM_REF_FAIREST].max_slowdown <
+                0.98 * res[CORUN_SIM_REF_ORACLE].max_slowdown);
+    assert_true(res[CORUN_SIM_REF_FAIREST].stp < res[CORUN_SIM_REF_ORACLE].stp);
+    for (int r = 0; r < CORUN_SIM_NREFS; r++)
+        corun_sim_result_release(&res[r]);
+    corun_topo_free(t);
+}
+
 /* ---- workloads ------------------------------------------------------------- */
 
 static void test_workload_parse(void **state)
@@ -954,6 +1035,7 @@ int main(void)
         cmocka_unit_test(test_orderings),
         cmocka_unit_test(test_conservation),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_fairest),
         cmocka_unit_test(test_workload_parse),
         cmocka_unit_test(test_workload_bad_lines),
         cmocka_unit_test(test_workload_random),
