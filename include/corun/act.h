@@ -60,6 +60,10 @@ struct corun_act_ops {
      * NUMA node @node (the kernel's number), as numad and migratepages(8)
      * do after moving a process to another node: every page not on @node
      * and not shared with other processes moves there (migrate_pages(2)).
+     * A CORUN_ACT_CHILDREN_FOLLOW backend moves the processes that follow
+     * @target too (cpuset: those in its task cgroup); a failure for one of
+     * them is not reported. Others move @target only: callers that applied
+     * to a process's children move theirs as they placed them.
      * Memory is not put back by restore: it stays where the process now
      * runs or ran last. 0 (pages that could not move are left where they
      * are), -ESRCH (gone or never applied to), -EPERM, -ENOSYS (no NUMA

@@ -134,7 +134,7 @@ static void aff_close(void *state)
 
 static int aff_move_memory(void *state, pid_t target, int node)
 {
-    return corun__act_move_memory(state, target, node);
+    return corun__act_move_memory(state, target, node, NULL);
 }
 
 const struct corun_act_ops corun_act_affinity = {

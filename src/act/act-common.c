@@ -508,7 +508,36 @@ bool corun_act_move_refused(int err)
 #define NODE_BITS 1024
 #define NODE_WORDS (NODE_BITS / (8 * sizeof(unsigned long)))
 
-int corun__act_move_memory(struct corun__act_base *b, pid_t pid, int node)
+/*
+ * The other processes of cgroup @cg (a path from the root): their pages go
+ * from @from to @to too. One that is gone, or not ours to move, keeps its
+ * memory where it is; the leader's move stands either way.
+ */
+static void move_cgroup_memory(struct corun__act_base *b, pid_t leader, const char *cg,
+                               const unsigned long *from, const unsigned long *to)
+{
+    char path[512], *procs, *line, *save = NULL;
+    size_t len;
+    int err;
+
+    snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+    if ((err = corun__read_alloc(b->rootfd, path, &procs, &len))) {
+        corun__debug("move_memory: %s: %s", path, corun_strerror(err));
+        return;
+    }
+    for (line = strtok_r(procs, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *end;
+        long pid = strtol(line, &end, 10);
+
+        if (end == line || pid <= 0 || pid == leader)
+            continue;
+        if (corun__sys.migrate_pages((pid_t)pid, NODE_BITS + 1, from, to) < 0 && errno != ESRCH)
+            corun__debug("move_memory: pid %ld (in %s): %s", pid, cg, strerror(errno));
+    }
+    free(procs);
+}
+
+int corun__act_move_memory(struct corun__act_base *b, pid_t pid, int node, const char *cgroup)
 {
     struct corun__act_proc *p = corun__act_find(b, pid);
     struct corun_cpuset online = {0};
@@ -545,11 +574,15 @@ int corun__act_move_memory(struct corun__act_base *b, pid_t pid, int node)
     if (corun_cpuset_count(&online) < 2)
         goto out; /* one node: memory is already on it */
     left = corun__sys.migrate_pages(pid, NODE_BITS + 1, from, to);
-    if (left < 0)
+    if (left < 0) {
         err = -errno;
-    else if (left > 0)
+        goto out;
+    }
+    if (left > 0)
         corun__debug("move_memory: pid %d: %ld pages could not move to node %d", (int)pid, left,
                      node);
+    if (cgroup)
+        move_cgroup_memory(b, pid, cgroup, from, to);
 out:
     corun_cpuset_release(&online);
     return err;

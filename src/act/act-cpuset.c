@@ -404,11 +404,14 @@ static void cs_close(void *state)
     free(s);
 }
 
+/* The process and everything in its task cgroup: what it started since it
+ * was placed follows it for memory as for CPUs. */
 static int cs_move_memory(void *state, pid_t target, int node)
 {
     struct cpuset_state *s = state;
+    struct corun__act_proc *p = corun__act_find(&s->base, target);
 
-    return corun__act_move_memory(&s->base, target, node);
+    return corun__act_move_memory(&s->base, target, node, p ? p->orig.created : NULL);
 }
 
 const struct corun_act_ops corun_act_cpuset = {

@@ -61,9 +61,12 @@ int corun__act_note_applied(struct corun__act_base *b, struct corun__act_proc *p
  * corun__act_move_memory() - the move_memory operation of the affinity and
  * cpuset backends (corun/act.h): @pid must be one @b has applied to and
  * still alive (its pidfd), the nodes come from @b's root
- * (sys/devices/system/node/online). 0 or -errno.
+ * (sys/devices/system/node/online). With @cgroup (a path from the root),
+ * once @pid's memory has moved, every other process listed in that
+ * cgroup's cgroup.procs moves too (the ones that follow @pid); their
+ * failures are only logged. 0 or @pid's -errno.
  */
-int corun__act_move_memory(struct corun__act_base *b, pid_t pid, int node);
+int corun__act_move_memory(struct corun__act_base *b, pid_t pid, int node, const char *cgroup);
 
 /* What a restore did with a process's threads. */
 struct corun__restore_count {

@@ -10,6 +10,7 @@
 
 #include "cli/batch.h"
 #include "cli/cli.h"
+#include "cli/job-group.h"
 #include "corun/platform.h"
 
 /*
@@ -94,6 +95,33 @@ static double *turbo_table(const struct corun_topo *topo, unsigned *n)
 }
 
 /*
+ * What the engine did, as it happens. After a job's leader's memory
+ * followed it to another node, the job's other processes follow it too
+ * (the affinity actuator placed them one by one; a cpuset carries them).
+ */
+static void engine_event(void *ctx, const struct corun_engine_event *ev)
+{
+    struct batch *b = ctx;
+    const struct corun_topo_domain *node;
+    unsigned moved;
+
+    if (ev->kind != CORUN_ENGINE_EV_MEMORY || ev->err || ev->to < 0)
+        return;
+    node = corun_topo_domain(b->topo, CORUN_LEVEL_NUMA, (unsigned)ev->to);
+    for (unsigned i = 0; node && i < b->njobs; i++) {
+        struct job_run *r = &b->runs[i];
+
+        if (r->state != JOB_RUNNING || r->eng_idx != (int)ev->idx)
+            continue;
+        moved = job_group_move_memory(b->ops, b->act, r->pid, (int)node->os_index);
+        if (cli_verbose)
+            fprintf(stderr, "corun batch: %s: memory followed it to node %u (%u more process%s)\n",
+                    r->spec->name, node->os_index, moved, moved == 1 ? "" : "es");
+        return;
+    }
+}
+
+/*
  * The engine for one run of @b: the chosen policy, the sensor the jobs are
  * measured with, the batch's actuator, the monotonic clock; the first plan
  * after one interval. None for the linux policy (nothing is pinned), without
@@ -110,7 +138,9 @@ void batch_engine_open(struct batch *b)
                                   .interval_ns = BATCH_ENGINE_EVERY_NS,
                                   .warmup_ns = BATCH_ENGINE_EVERY_NS,
                                   .seed = 1,
-                                  .no_mem_follow = b->no_mem_follow};
+                                  .no_mem_follow = b->no_mem_follow,
+                                  .on_event = engine_event,
+                                  .event_ctx = b};
     int err;
 
     b->eng = NULL;

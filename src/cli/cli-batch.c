@@ -38,6 +38,7 @@
 
 #include "cli/batch.h"
 #include "cli/cli.h"
+#include "cli/job-group.h"
 #include "cli/place.h"
 #include "cli/spawn.h"
 #include "cli/topo-load.h"
@@ -362,26 +363,6 @@ static void reap(struct batch *b)
     }
 }
 
-/* Every process of the job group @pgid (for the affinity actuator, which
- * places processes one by one). */
-static unsigned group_pids(pid_t pgid, pid_t *out, unsigned max)
-{
-    struct dirent *d;
-    unsigned n = 0;
-    DIR *dir = opendir("/proc");
-
-    if (!dir)
-        return 0;
-    while ((d = readdir(dir)) && n < max) {
-        pid_t pid = (pid_t)atoi(d->d_name);
-
-        if (pid > 0 && getpgid(pid) == pgid)
-            out[n++] = pid;
-    }
-    closedir(dir);
-    return n;
-}
-
 /* Places every process of job @r again (the affinity actuator: each one's
  * threads, including those born or re-masked since), or its leader (cpuset:
  * the rest follow). */
@@ -392,7 +373,7 @@ static void replace_job_threads(struct batch *b, struct job_run *r)
 
     pids[0] = r->pid;
     if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
-        n = group_pids(r->pid, pids, 64);
+        n = job_group_pids(r->pid, pids, 64);
     for (unsigned i = 0; i < n; i++)
         place_pid(b, r, pids[i], r->cpu); /* ESRCH: it just exited */
 }
@@ -415,7 +396,7 @@ static void unpin_job(struct batch *b, struct job_run *r)
     batch_engine_drop(b, r);
     pids[0] = r->pid;
     if (!(b->ops->flags & CORUN_ACT_CHILDREN_FOLLOW))
-        n = group_pids(r->pid, pids, 64);
+        n = job_group_pids(r->pid, pids, 64);
     for (unsigned i = 0; i < n; i++)
         b->ops->apply(b->act, pids[i], &all); /* ESRCH: it just exited */
     if (cli_verbose)

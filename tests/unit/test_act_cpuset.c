@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "act/act-internal.h"
+#include "common/sys.h"
 #include "corun/act.h"
 #include "kid.h"
 
@@ -82,6 +83,21 @@ static unsigned long long record_proc(pid_t pid)
     return start;
 }
 
+/* migrate_pages through the seam: the pids asked for, in order. */
+static pid_t mp_pid[8];
+static unsigned mp_calls;
+static long fake_migrate_pages(pid_t pid, unsigned long maxnode, const unsigned long *from,
+                               const unsigned long *to)
+{
+    (void)maxnode;
+    (void)from;
+    (void)to;
+    if (mp_calls < 8)
+        mp_pid[mp_calls] = pid;
+    mp_calls++;
+    return 0;
+}
+
 static void test_v2_recorded(void **state)
 {
     struct corun_act_opts o = {.root = root};
@@ -127,6 +143,22 @@ static void test_v2_recorded(void **state)
     snprintf(rel, sizeof(rel), "sys/fs/cgroup/corun/%d-%llu/cpuset.cpus", (int)k.pid, start);
     get(rel, buf, sizeof(buf));
     assert_string_equal(buf, "0-1");
+    /* Its memory to node 1 on a two-node machine: the process, then what
+     * it started since, which lives in its task cgroup (children follow). */
+    put("sys/devices/system/node/online", "0-1\n");
+    snprintf(rel, sizeof(rel), "sys/fs/cgroup/corun/%d-%llu/cgroup.procs", (int)k.pid, start);
+    snprintf(buf, sizeof(buf), "%d\n4242\n4243\n", (int)k.pid);
+    put(rel, buf);
+    corun__sys.migrate_pages = fake_migrate_pages;
+    assert_int_equal(corun_act_cpuset.move_memory(st, k.pid, 1), 0);
+    corun__sys_reset();
+    assert_int_equal(mp_calls, 3);
+    assert_int_equal(mp_pid[0], k.pid);
+    assert_int_equal(mp_pid[1], 4242);
+    assert_int_equal(mp_pid[2], 4243);
+    snprintf(rel, sizeof(rel), "sys/fs/cgroup/corun/%d-%llu/cgroup.procs", (int)k.pid, start);
+    snprintf(buf, sizeof(buf), "%d", (int)k.pid);
+    put(rel, buf);
     /* Restore: back to user.slice, affinities back; rmdir fails in a tree. */
     assert_int_not_equal(corun_act_cpuset.restore(st, k.pid), 0);
     get("sys/fs/cgroup/user.slice/cgroup.procs", buf, sizeof(buf));

@@ -1,0 +1,115 @@
+/*
+ * test_job_group.c — the processes of a batch job (src/cli/job-group.c):
+ * every member of a real process group is found, and when the leader's
+ * memory has followed it, the others' follows through the actuator that
+ * placed them; an actuator whose children follow it is left to do it.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/job-group.c"
+
+/* A process that sleeps until killed, in process group @pgid (0: its own). */
+static pid_t sleeper(pid_t pgid)
+{
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, pgid);
+        for (;;)
+            pause();
+    }
+    /* Both sides set it: the parent's call is what the test can rely on. */
+    assert_int_equal(setpgid(pid, pgid ? pgid : pid), 0);
+    return pid;
+}
+
+static struct {
+    pid_t pid[8];
+    int node[8];
+    unsigned calls;
+    pid_t refuse; /* this one is refused, as a process not ours */
+} mm;
+
+static int fake_move_memory(void *state, pid_t target, int node)
+{
+    (void)state;
+    if (mm.calls < 8) {
+        mm.pid[mm.calls] = target;
+        mm.node[mm.calls] = node;
+    }
+    mm.calls++;
+    return target == mm.refuse ? -EPERM : 0;
+}
+
+static bool called_for(pid_t pid)
+{
+    for (unsigned i = 0; i < mm.calls && i < 8; i++)
+        if (mm.pid[i] == pid)
+            return true;
+    return false;
+}
+
+static void test_group_memory_follows(void **state)
+{
+    struct corun_act_ops ops = {.name = "fake", .move_memory = fake_move_memory};
+    pid_t leader = sleeper(0), a = sleeper(leader), b = sleeper(leader), other = sleeper(0);
+    pid_t pids[8];
+    unsigned n = job_group_pids(leader, pids, 8);
+    bool seen[3] = {0};
+
+    (void)state;
+    assert_int_equal(n, 3);
+    for (unsigned i = 0; i < n; i++) {
+        seen[0] |= pids[i] == leader;
+        seen[1] |= pids[i] == a;
+        seen[2] |= pids[i] == b;
+        assert_int_not_equal(pids[i], other);
+    }
+    assert_true(seen[0] && seen[1] && seen[2]);
+
+    /* The two others follow the leader to node 1; the leader is not moved
+     * again, the process outside the group not at all. */
+    memset(&mm, 0, sizeof(mm));
+    assert_int_equal(job_group_move_memory(&ops, NULL, leader, 1), 2);
+    assert_int_equal(mm.calls, 2);
+    assert_true(called_for(a) && called_for(b));
+    assert_int_equal(mm.node[0], 1);
+    assert_int_equal(mm.node[1], 1);
+
+    /* One refused: the other still moves, and only it is counted. */
+    memset(&mm, 0, sizeof(mm));
+    mm.refuse = a;
+    assert_int_equal(job_group_move_memory(&ops, NULL, leader, 0), 1);
+    assert_int_equal(mm.calls, 2);
+
+    /* An actuator that carries children (cpuset) moves them itself; one
+     * without move_memory cannot. */
+    memset(&mm, 0, sizeof(mm));
+    ops.flags = CORUN_ACT_CHILDREN_FOLLOW;
+    assert_int_equal(job_group_move_memory(&ops, NULL, leader, 1), 0);
+    ops.flags = 0;
+    ops.move_memory = NULL;
+    assert_int_equal(job_group_move_memory(&ops, NULL, leader, 1), 0);
+    assert_int_equal(mm.calls, 0);
+
+    kill(-leader, SIGKILL);
+    kill(other, SIGKILL);
+    for (int i = 0; i < 4; i++)
+        assert_true(wait(NULL) > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_group_memory_follows),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
