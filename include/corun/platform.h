@@ -197,6 +197,10 @@ struct corun_platform_hypervisor {
     char name[32];                /* "KVM", "Hyper-V", "VMware", "Xen"...; "" unknown/none */
     char vendor_id[16];           /* CPUID 0x40000000 signature; "" unknown */
     char why[CORUN_PLATFORM_WHY]; /* where it came from or why unknown */
+    /* The same leaf as the kernel reads it (/dev/cpu/0/cpuid): it differs
+     * from vendor_id under nested virtualisation; "" unknown, see kernel_why. */
+    char kernel_vendor_id[16];
+    char kernel_why[96];
 };
 
 /* A kernel command-line parameter corun cares about, as given. */

@@ -285,6 +285,7 @@ static void kernel(struct json *j, const struct corun_platform *p)
     jstr(j, "name", h->name, h->present == CORUN_TRI_NO ? "no hypervisor" : h->why);
     jstr(j, "vendor_id", h->vendor_id,
          h->present == CORUN_TRI_NO ? "no hypervisor" : "no CPUID leaf 0x40000000");
+    jstr(j, "kernel_vendor_id", h->kernel_vendor_id, h->kernel_why);
     json_kstr(j, "reason", h->why);
     json_obj_end(j);
 

@@ -11,9 +11,12 @@
  * errata such as the Alder Lake INVLPG bug that switches PCID off), and from
  * the command line for switches that leave the flag alone (nopat).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/internal.h"
 #include "corun/wait.h"
@@ -259,11 +262,65 @@ static const char *hv_from_dmi(const struct corun_platform_firmware *fw)
     return NULL;
 }
 
+static const char *hv_from_sig(const char *sig)
+{
+    for (size_t i = 0; sig[0] && i < CORUN_ARRAY_SIZE(hv_sigs); i++)
+        if (!strcmp(sig, hv_sigs[i].sig))
+            return hv_sigs[i].name;
+    return NULL;
+}
+
+static void sig_of(const uint32_t r[4], char sig[16])
+{
+    memcpy(sig, &r[1], 4);
+    memcpy(sig + 4, &r[2], 4);
+    memcpy(sig + 8, &r[3], 4);
+    sig[12] = '\0';
+}
+
+/*
+ * The signature as the kernel reads it: the cpuid driver runs the instruction
+ * in the kernel, at offset LEAF of /dev/cpu/0/cpuid. Under nested
+ * virtualisation or CPUID faulting the kernel's answer and this process's
+ * differ (a PVM guest's kernel sees "KVMKVMKVM", its processes the outer
+ * hypervisor's signature). Not read when a mocked CPUID stands for a
+ * machine whose tree is this one's.
+ */
+static void kernel_sig(const struct corun__pf_ctx *c, struct corun_platform_hypervisor *h)
+{
+    uint32_t r[4];
+    ssize_t n;
+    int fd;
+
+    if (c->opts->cpuid && !c->opts->root) {
+        snprintf(h->kernel_why, sizeof(h->kernel_why), "not read: CPUID is mocked");
+        return;
+    }
+    fd = corun__root_openat(c->root, "dev/cpu/0/cpuid", O_RDONLY);
+    if (fd < 0) {
+        snprintf(h->kernel_why, sizeof(h->kernel_why), "/dev/cpu/0/cpuid: %s%s", corun_strerror(fd),
+                 fd == -ENOENT ? " (the cpuid driver is not loaded)" : "");
+        return;
+    }
+    n = pread(fd, r, sizeof(r), 0x40000000);
+    if (n < 0)
+        n = -errno;
+    close(fd);
+    if (n != (ssize_t)sizeof(r)) {
+        snprintf(h->kernel_why, sizeof(h->kernel_why), "/dev/cpu/0/cpuid leaf 0x40000000: %s",
+                 n < 0 ? corun_strerror((int)n) : "short read");
+        return;
+    }
+    sig_of(r, h->kernel_vendor_id);
+    if (!h->kernel_vendor_id[0])
+        snprintf(h->kernel_why, sizeof(h->kernel_why), "leaf 0x40000000 is empty");
+}
+
 static void hypervisor(const struct corun__pf_ctx *c, struct corun_platform *p)
 {
     struct corun_platform_hypervisor *h = &p->hypervisor;
     enum corun_tri bit = corun__pf_cpuid_bit(c, 1, 0, CORUN__ECX, 31);
-    const char *dmi = hv_from_dmi(&p->firmware);
+    const char *dmi = hv_from_dmi(&p->firmware), *user, *kernel;
     uint32_t r[4];
     char xen[32];
 
@@ -272,21 +329,32 @@ static void hypervisor(const struct corun__pf_ctx *c, struct corun_platform *p)
         snprintf(h->why, sizeof(h->why), "%s",
                  bit == CORUN_TRI_UNKNOWN ? "no hypervisor flag in /proc/cpuinfo"
                                           : "no hypervisor bit in CPUID leaf 1");
+        snprintf(h->kernel_why, sizeof(h->kernel_why), "no hypervisor");
         return;
     }
-    if (h->present == CORUN_TRI_YES && c->cpuid && c->cpuid(c->cpuid_user, 0x40000000, 0, r)) {
-        memcpy(h->vendor_id, &r[1], 4);
-        memcpy(h->vendor_id + 4, &r[2], 4);
-        memcpy(h->vendor_id + 8, &r[3], 4);
-        h->vendor_id[12] = '\0';
-        for (size_t i = 0; i < CORUN_ARRAY_SIZE(hv_sigs); i++) {
-            if (!strcmp(h->vendor_id, hv_sigs[i].sig)) {
-                corun__pf_copy(h->name, sizeof(h->name), hv_sigs[i].name);
-                snprintf(h->why, sizeof(h->why), "CPUID leaf 0x40000000 signature \"%s\"",
-                         h->vendor_id);
-                return;
-            }
-        }
+    if (h->present == CORUN_TRI_YES && c->cpuid && c->cpuid(c->cpuid_user, 0x40000000, 0, r))
+        sig_of(r, h->vendor_id);
+    kernel_sig(c, h);
+    user = hv_from_sig(h->vendor_id);
+    kernel = hv_from_sig(h->kernel_vendor_id);
+    /* The kernel's answer names the hypervisor Linux runs on; a different
+     * one this process sees is said beside it. */
+    if (kernel && h->vendor_id[0] && strcmp(h->vendor_id, h->kernel_vendor_id)) {
+        h->present = CORUN_TRI_YES;
+        corun__pf_copy(h->name, sizeof(h->name), kernel);
+        snprintf(h->why, sizeof(h->why),
+                 "the kernel's CPUID leaf 0x40000000 signature \"%s\"; this process's CPUID "
+                 "says \"%s\"%s%s%s: nested virtualisation or CPUID faulting",
+                 h->kernel_vendor_id, h->vendor_id, user ? " (" : "", user ? user : "",
+                 user ? ")" : "");
+        return;
+    }
+    if (user || kernel) {
+        h->present = CORUN_TRI_YES;
+        corun__pf_copy(h->name, sizeof(h->name), user ? user : kernel);
+        snprintf(h->why, sizeof(h->why), "%sCPUID leaf 0x40000000 signature \"%s\"",
+                 user ? "" : "the kernel's ", user ? h->vendor_id : h->kernel_vendor_id);
+        return;
     }
     if (corun__pf_read_str(c, "sys/hypervisor/type", xen, sizeof(xen)) > 0) {
         h->present = CORUN_TRI_YES;

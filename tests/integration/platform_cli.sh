@@ -52,6 +52,7 @@ if [[ -r /dev/cpu/0/cpuid ]] && [[ -n $(cpuid 0) ]]; then
   if flag hypervisor; then
     read -r _ b c d <<< "$(cpuid 0x40000000)"
     sig=$(printf "$(printf '%s' "$b$c$d" | sed -E 's/(..)(..)(..)(..)/\\x\4\\x\3\\x\2\\x\1/g')" | tr -d '\0')
+    expect_eq "kernel_vendor_id (/dev/cpu/0/cpuid)" "$(jv "$tmp/live.json" kernel_vendor_id)" "\"$sig\""
     [[ $sig == KVMKVMKVM ]] && echo "KVM signature seen" && expect_eq "hypervisor name" "$(sed -n '/"hypervisor"/,/}/p' "$tmp/live.json" | jv /dev/stdin name)" '"KVM"'
   fi
 fi

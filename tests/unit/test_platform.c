@@ -377,6 +377,60 @@ static void test_msr_decoding(void **state)
     remove_tree(dir);
 }
 
+/* A nested guest: this process's CPUID names the outer hypervisor (bhyve),
+ * the kernel's (a sparse file stands for /dev/cpu/0/cpuid: pread at the
+ * leaf) the one Linux runs on, as on a PVM guest. The kernel's names it. */
+static void test_nested_hypervisor(void **state)
+{
+    char dir[] = "/tmp/corun-platform-XXXXXX", path[64];
+    const char *cpuinfo = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n"
+                          "flags\t\t: fpu hypervisor\n";
+    const uint32_t kvm[4] = {0x40000001, 0x4b4d564b, 0x564b4d56, 0x4d};
+    struct corun_platform_cpuid_dump *d;
+    struct corun_platform_opts o = {.root = dir, .cpuid = corun_platform_cpuid_lookup};
+    struct corun_platform *p;
+    int fd;
+
+    assert_int_equal(corun_platform_cpuid_parse("1 0: 00a10f11 0 80000000 0\n"
+                                                "40000000 0: 40000000 76796862 68622065 20657679\n",
+                                                &d, NULL),
+                     0);
+    o.cpuid_user = d;
+    assert_non_null(mkdtemp(dir));
+    write_file(dir, "proc/cpuinfo", cpuinfo, strlen(cpuinfo));
+    write_file(dir, "sys/bus/event_source/devices/software/type", "1\n", 2); /* no core PMU */
+    assert_int_equal(corun_platform_probe(&o, &p), 0);
+    assert_string_equal(p->hypervisor.name, "bhyve"); /* no cpuid driver: this process's */
+    assert_string_equal(p->hypervisor.kernel_vendor_id, "");
+    assert_true(has(p->hypervisor.kernel_why, "cpuid driver is not loaded"));
+    corun_platform_free(p);
+
+    write_file(dir, "dev/cpu/0/cpuid", "", 0);
+    snprintf(path, sizeof(path), "%s/dev/cpu/0/cpuid", dir);
+    fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, kvm, sizeof(kvm), 0x40000000), sizeof(kvm));
+    close(fd);
+    assert_int_equal(corun_platform_probe(&o, &p), 0);
+    assert_int_equal(p->hypervisor.present, CORUN_TRI_YES);
+    assert_string_equal(p->hypervisor.name, "KVM");
+    assert_string_equal(p->hypervisor.vendor_id, "bhyve bhyve ");
+    assert_string_equal(p->hypervisor.kernel_vendor_id, "KVMKVMKVM");
+    assert_true(has(p->hypervisor.why, "nested virtualisation"));
+    assert_true(has(p->pmu.reason, "(KVM guest)"));
+    corun_platform_free(p);
+
+    /* Without CPUID at all, the kernel's signature still names it. */
+    o.cpuid = NULL;
+    assert_int_equal(corun_platform_probe(&o, &p), 0);
+    assert_string_equal(p->hypervisor.name, "KVM");
+    assert_string_equal(p->hypervisor.vendor_id, "");
+    assert_true(has(p->hypervisor.why, "the kernel's CPUID"));
+    corun_platform_free(p);
+    corun_platform_cpuid_free(d);
+    remove_tree(dir);
+}
+
 /* Intel's turbo table: a server part's groups by MSR_TURBO_RATIO_LIMIT_CORES
  * (3.8 GHz up to 2 busy cores, 3.7 up to 4, 3.5 up to 8, 3.1 up to 28), the
  * older layout when those counts do not rise, and the engine's table. */
@@ -633,19 +687,13 @@ static void test_ctxsw_affinity_fails(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kvm_guest),
-        cmocka_unit_test(test_intel_server),
-        cmocka_unit_test(test_hybrid_laptop),
-        cmocka_unit_test(test_pmu_verdicts),
-        cmocka_unit_test(test_msr_decoding),
-        cmocka_unit_test(test_switches),
-        cmocka_unit_test(test_turbo_table),
-        cmocka_unit_test(test_empty_tree),
-        cmocka_unit_test(test_params),
-        cmocka_unit_test(test_small_parsers),
-        cmocka_unit_test(test_cpuid_dump),
-        cmocka_unit_test(test_ctxsw),
-        cmocka_unit_test(test_ctxsw_affinity_fails),
+        cmocka_unit_test(test_kvm_guest),     cmocka_unit_test(test_intel_server),
+        cmocka_unit_test(test_hybrid_laptop), cmocka_unit_test(test_pmu_verdicts),
+        cmocka_unit_test(test_msr_decoding),  cmocka_unit_test(test_nested_hypervisor),
+        cmocka_unit_test(test_switches),      cmocka_unit_test(test_turbo_table),
+        cmocka_unit_test(test_empty_tree),    cmocka_unit_test(test_params),
+        cmocka_unit_test(test_small_parsers), cmocka_unit_test(test_cpuid_dump),
+        cmocka_unit_test(test_ctxsw),         cmocka_unit_test(test_ctxsw_affinity_fails),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
