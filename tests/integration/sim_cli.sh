@@ -53,6 +53,20 @@ grep -A1 '"name": "baseline"' "$tmp/j1" > /dev/null
 awk '/"name": "baseline"/ {f=1} f && /"capture":/ {print; exit}' "$tmp/j1" | grep -q '"capture": 0' \
   && ok || fail "baseline capture should be 0"
 
+# Where the kernel's placement is already the best, corun keeps to it: a
+# plan that shares SMT cores for a turbo bin, or for a P-core's second
+# thread, by a predicted gain smaller than its doubt about the shared
+# cores' speeds is not taken (bench/policies' homogeneous cases).
+printf 'c class=compute-int count=32\n' > "$tmp/c32"
+printf 'c class=compute-int count=8\n' > "$tmp/c8"
+for c in "icx40 $tmp/c32 7" "$fx/Intel-RaptorLake-Corei7-1370P.xml $tmp/c8 1"; do
+  read -r mach w s <<< "$c"
+  "$CORUN" sim --machine "$mach" --workload "$w" --policy baseline,corun --seed "$s" --json > "$tmp/k"
+  b=$(stp "$tmp/k" baseline) c=$(stp "$tmp/k" corun)
+  awk -v b="$b" -v c="$c" 'BEGIN { exit !(c >= b * 0.999) }' && ok \
+    || fail "$(basename "$mach") $(basename "$w"): corun STP $c below the kernel's $b"
+done
+
 # Work amounts: makespan is reported.
 "$CORUN" sim --machine icx40 --workload "$wl/phases-batch.txt" --policy baseline \
   --duration-s 120 --json > "$tmp/batch" && ok || fail "batch exit $?"

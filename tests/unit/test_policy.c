@@ -528,6 +528,48 @@ static void test_turbo_bin_edge(void **state)
     corun_topo_free(t);
 }
 
+/*
+ * A bin barely worth it is not taken. Thirty compute tasks on 32 SMT cores,
+ * the bin at 24 busy cores 28% faster: the predictor rates them on 24 cores
+ * (twelve sharing six) 0.27 above one per core, less than its doubt about
+ * the six shared cores (a tenth of what it says sharing costs, 0.77 a
+ * pair), and corun keeps one task per core. With the bin 32% faster (a
+ * gain of 1.1) it shares them.
+ */
+static void test_turbo_doubt(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:1 l3:1(size=33554432) core:32 pu:2");
+    struct corun_task_profile tk[30];
+    double bins[32];
+    struct corun_snapshot s = {
+        .topo = t, .ntasks = 30, .tasks = tk, .seed = 5, .turbo_rel = bins, .turbo_n = 32};
+    int cpu[30], spread[30], packed[30], one_pair[30];
+    double gain, pair;
+
+    for (unsigned i = 0; i < 30; i++) {
+        tk[i] = task(i, CORUN_CLASS_COMPUTE);
+        one_pair[i] = spread[i] = (int)(2 * i);
+        packed[i] = i < 24 ? (int)(2 * i) : (int)(2 * (i - 24) + 1);
+    }
+    one_pair[29] = 1;
+    for (unsigned i = 0; i < 32; i++)
+        bins[i] = 1;
+    pair = corun_policy_predict(&s, spread, NULL) - corun_policy_predict(&s, one_pair, NULL);
+    for (unsigned i = 24; i < 32; i++)
+        bins[i] = 0.72;
+    gain = corun_policy_predict(&s, packed, NULL) - corun_policy_predict(&s, spread, NULL);
+    assert_true(gain > 0 && gain < 0.1 * 6 * pair);
+    place("corun", &s, cpu);
+    assert_int_equal(busy_cores(t, cpu, 30), 30);
+    for (unsigned i = 24; i < 32; i++)
+        bins[i] = 0.68;
+    gain = corun_policy_predict(&s, packed, NULL) - corun_policy_predict(&s, spread, NULL);
+    assert_true(gain > 0.1 * 6 * pair);
+    place("corun", &s, cpu);
+    assert_int_equal(busy_cores(t, cpu, 30), 24);
+    corun_topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -544,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_predict_spill),
         cmocka_unit_test(test_turbo_table),
         cmocka_unit_test(test_turbo_bin_edge),
+        cmocka_unit_test(test_turbo_doubt),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
