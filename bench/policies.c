@@ -399,6 +399,14 @@ int main(int argc, char **argv)
                            homo_min >= -0.01 ? "met" : "NOT met", homo_min * 100);
                     printf("  never below DI:                     %s (%u/%u)\n",
                            ge_di == ng ? "met" : "NOT met", ge_di, ng);
+                    /* The cases that miss it, for predict-vs-sim. */
+                    for (unsigned c = 0; c < ncases; c++) {
+                        const struct kase *k = &cases[c];
+
+                        if (!isnan(k->stp[p]) && k->stp[p] < k->di_stp * 0.999)
+                            printf("    below DI: %s %s %u (%+.2f%%)\n", k->machine,
+                                   mix_names[k->mix], k->n, (k->stp[p] / k->di_stp - 1) * 100);
+                    }
                     printf("  >= 3%% above DI on SMT/hybrid:       %s (%u/%u; oracle %u/%u)\n",
                            verdict(smt_ok == nsmt, oracle_smt_ok == nsmt, "oracle"), smt_ok, nsmt,
                            oracle_smt_ok, nsmt);
