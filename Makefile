@@ -4,6 +4,8 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
+# Tests `make tsan` runs (a ctest -R pattern): the wait box's; "." for all.
+TSAN_TESTS ?= wait
 MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps configure demo test bench install asan tsan fuzz clean
@@ -44,7 +46,7 @@ asan: deps
 tsan: deps
 	cmake -S . -B build-tsan -DCORUN_TSAN=ON -DCORUN_WAIT_DEBUG=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build build-tsan -j $(JOBS)
-	@CTEST_ARGS="-R wait" $(if $(shell command -v setarch 2>/dev/null),setarch $(shell uname -m) -R) \
+	@CTEST_ARGS="-R $(TSAN_TESTS)" $(if $(shell command -v setarch 2>/dev/null),setarch $(shell uname -m) -R) \
 	  bash scripts/run-tests.sh build-tsan
 
 clean:

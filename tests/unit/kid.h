@@ -17,51 +17,67 @@
 
 struct kid {
     pid_t pid;
-    int cmd;  /* parent -> child */
-    int resp; /* child -> parent */
+    int cmd;       /* parent -> child */
+    int resp;      /* child -> parent */
+    pid_t tids[8]; /* the threads it started, in order (not a sanitizer's own) */
+    int ntids;
 };
 
+/* The child's end of the response pipe, for its threads. */
+static int kid_resp = -1;
+
+/* A thread of the child: @arg non-NULL widens its affinity first; then it
+ * says its thread ID. */
 static void *kid_idle(void *arg)
 {
-    int wide = arg != NULL;
+    pid_t tid = gettid();
 
-    if (wide) {
+    if (arg) {
         cpu_set_t all;
 
         CPU_ZERO(&all);
         for (int c = 0; c < CPU_SETSIZE; c++)
             CPU_SET(c, &all);
         sched_setaffinity(0, sizeof(all), &all); /* the kernel trims it */
-        write(*(int *)arg, "t", 1);
     }
+    write(kid_resp, &tid, sizeof(tid));
     for (;;)
         pause();
     return NULL;
+}
+
+/* Reads a thread ID the child sent into @k->tids. */
+static inline void kid_read_tid(struct kid *k)
+{
+    pid_t tid;
+
+    if (read(k->resp, &tid, sizeof(tid)) != (ssize_t)sizeof(tid) || k->ntids >= 8)
+        abort();
+    k->tids[k->ntids++] = tid;
 }
 
 /* Starts a child with @nthreads extra threads; returns when they run. */
 static inline struct kid kid_start(int nthreads)
 {
     int c[2], r[2];
-    struct kid k;
+    struct kid k = {.ntids = 0};
     char x;
 
-    if (pipe(c) || pipe(r))
+    if (nthreads > 7 || pipe(c) || pipe(r))
         abort();
     k.pid = fork();
     if (k.pid == 0) {
-        static int resp;
         pthread_t t;
+        static int wide;
 
         close(c[1]);
         close(r[0]);
-        resp = r[1];
+        kid_resp = r[1];
         for (int i = 0; i < nthreads; i++)
             pthread_create(&t, NULL, kid_idle, NULL);
-        write(resp, "r", 1);
         while (read(c[0], &x, 1) == 1) {
             if (x == 't')
-                pthread_create(&t, NULL, kid_idle, &resp);
+                pthread_create(&t, NULL, kid_idle, &wide);
             else
                 _exit(0);
         }
@@ -71,18 +87,17 @@ static inline struct kid kid_start(int nthreads)
     close(r[1]);
     k.cmd = c[1];
     k.resp = r[0];
-    if (read(k.resp, &x, 1) != 1)
-        abort();
+    for (int i = 0; i < nthreads; i++)
+        kid_read_tid(&k);
     return k;
 }
 
 /* Asks the child for one more (wide) thread; returns when it is wide. */
 static inline void kid_new_thread(struct kid *k)
 {
-    char x;
-
-    if (write(k->cmd, "t", 1) != 1 || read(k->resp, &x, 1) != 1)
+    if (write(k->cmd, "t", 1) != 1)
         abort();
+    kid_read_tid(k);
 }
 
 static inline void kid_stop(struct kid *k)
