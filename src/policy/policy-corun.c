@@ -853,17 +853,16 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
             obj = obj_alt;
         }
     }
-    /* The doubt holds against where the tasks run too: a plan that shares
-     * more cores than that must beat it by more than the added doubt. */
-    if (all_placed(snap) && pm.ncore &&
-        share_doubt(&pm, plan->cpu, scratch) > share_doubt(&pm, cur, scratch) &&
-        !beats(&pm, plan->cpu, obj, cur, corun__objective(&pm, cur, cur, snap->move_cost), scratch))
-        memcpy(plan->cpu, cur, n * sizeof(*cur));
-    /* A near tie in the first plan keeps the kernel's placement. */
-    if (all_placed(snap) && snap->round == 0) {
+    /* Where every task runs now: a plan that shares more cores than that
+     * must beat it by more than the doubt it adds, and a first plan that
+     * ties with it keeps it. */
+    if (all_placed(snap)) {
         double oc = corun__objective(&pm, cur, cur, snap->move_cost);
+        double more =
+            pm.ncore ? share_doubt(&pm, plan->cpu, scratch) - share_doubt(&pm, cur, scratch) : 0;
 
-        if (obj < oc + CORUN_TIE * fabs(oc))
+        if ((more > 0 && !(obj > oc + more)) ||
+            (snap->round == 0 && obj < oc + CORUN_TIE * fabs(oc)))
             memcpy(plan->cpu, cur, n * sizeof(*cur));
     }
     err = 0;

@@ -15,11 +15,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define KID_MAX_TIDS 8
+
 struct kid {
     pid_t pid;
     int cmd;       /* parent -> child */
     int resp;      /* child -> parent */
-    pid_t tids[8]; /* the threads it started, in order (not a sanitizer's own) */
+    pid_t tids[KID_MAX_TIDS]; /* the threads it started, in order (not a sanitizer's own) */
     int ntids;
 };
 
@@ -51,7 +53,7 @@ static inline void kid_read_tid(struct kid *k)
 {
     pid_t tid;
 
-    if (read(k->resp, &tid, sizeof(tid)) != (ssize_t)sizeof(tid) || k->ntids >= 8)
+    if (read(k->resp, &tid, sizeof(tid)) != (ssize_t)sizeof(tid) || k->ntids >= KID_MAX_TIDS)
         abort();
     k->tids[k->ntids++] = tid;
 }
@@ -63,7 +65,7 @@ static inline struct kid kid_start(int nthreads)
     struct kid k = {.ntids = 0};
     char x;
 
-    if (nthreads > 7 || pipe(c) || pipe(r))
+    if (nthreads >= KID_MAX_TIDS || pipe(c) || pipe(r))
         abort();
     k.pid = fork();
     if (k.pid == 0) {
