@@ -698,7 +698,13 @@ static uint64_t search_budget(unsigned n)
  * simulator has 0.542, of 0.91 alone), and a plan that shares cores for a
  * turbo bin or a faster core's second thread can win by less (0.03% there,
  * which lost 0.4%). A plan must beat another by more than the doubt it
- * adds; sheep that lose little by sharing are doubted little.
+ * adds; sheep that lose little by sharing are doubted little. The cost
+ * counts what the L3's other tasks add to it (the spill of
+ * corun_profile_core_spill()), the part that varies most from machine to
+ * machine: on skx28 two sheep paired beside six rabbits lost 19% each
+ * where the predictor said 3%, a plan that paired them for a turbo bin
+ * lost 2.5% while it was tried, and only the pairs' idle-L3 cost was
+ * doubted.
  */
 #define CORUN_SMT_DOUBT 0.1
 
@@ -711,12 +717,26 @@ static uint64_t search_budget(unsigned n)
  */
 #define CORUN_TIE 0.001
 
-/* The doubt about plan @cpu; @scratch holds ncore + n entries. */
-static double share_doubt(const struct corun__pm *pm, const int *cpu, int *scratch)
+/* The doubt about plan @cpu; @scratch holds ncore + n entries, @l3 has room
+ * for the L3 pressure of each L3 and then of each core. The pair costs count
+ * what the L3's other tasks add to them (the spill): the part of the cost
+ * that varies most between machines. */
+static double share_doubt(const struct corun__pm *pm, const int *cpu, int *scratch, double *l3)
 {
     int *first = scratch, *next = scratch + pm->ncore;
-    double cost = 0;
+    double *sum3 = l3, *core3 = l3 + pm->ndom[2], cost = 0;
 
+    memset(l3, 0, (pm->ndom[2] + pm->ncore) * sizeof(*l3));
+    for (unsigned i = 0; i < pm->n; i++) {
+        int d;
+
+        if (cpu[i] < 0)
+            continue;
+        if ((d = pm->dom[cpu[i] * CORUN__PM_NLEV + 2]) >= 0)
+            sum3[d] += pm->press[i * CORUN__PM_NLEV + 2];
+        if (pm->core[cpu[i]] >= 0)
+            core3[pm->core[cpu[i]]] += pm->press[i * CORUN__PM_NLEV + 2];
+    }
     for (unsigned c = 0; c < pm->ncore; c++)
         first[c] = -1;
     for (unsigned i = 0; i < pm->n; i++) {
@@ -726,9 +746,12 @@ static double share_doubt(const struct corun__pm *pm, const int *cpu, int *scrat
         if (c < 0)
             continue;
         for (int j = first[c]; j >= 0; j = next[j])
-            if (cpu[j] != cpu[i])
+            if (cpu[j] != cpu[i]) {
+                double d3 = corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum3, core3[c]);
+
                 cost += corun__pm_pair_cost(pm, (unsigned)j, i, (unsigned)cpu[j], (unsigned)cpu[i],
-                                            0, 0);
+                                            d3, d3);
+            }
         next[i] = first[c];
         first[c] = (int)i;
     }
@@ -738,7 +761,7 @@ static double share_doubt(const struct corun__pm *pm, const int *cpu, int *scrat
 /* Whether plan @alt (objective @obj_alt) beats @best (@obj) by more than
  * the doubt it adds. */
 static bool beats(const struct corun__pm *pm, const int *alt, double obj_alt, const int *best,
-                  double obj, int *scratch)
+                  double obj, int *scratch, double *l3)
 {
     double more;
 
@@ -746,7 +769,7 @@ static bool beats(const struct corun__pm *pm, const int *alt, double obj_alt, co
         return false;
     if (!pm->ncore)
         return true;
-    more = share_doubt(pm, alt, scratch) - share_doubt(pm, best, scratch);
+    more = share_doubt(pm, alt, scratch, l3) - share_doubt(pm, best, scratch, l3);
     return more <= 0 || obj_alt > obj + more;
 }
 
@@ -756,7 +779,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     struct ctx cx = {0};
     unsigned n = snap->ntasks, *cpus = NULL, ncpus, *tasks = NULL;
     int *cur = NULL, *alt = NULL, *scratch = NULL, err;
-    double obj, obj_alt;
+    double obj, obj_alt, *l3 = NULL;
 
     if (!n)
         return 0;
@@ -770,7 +793,8 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     cur = malloc(n * sizeof(*cur));
     alt = malloc(n * sizeof(*alt));
     scratch = malloc((pm.ncore + n) * sizeof(*scratch));
-    if (!cx.slots || !tasks || !cur || !alt || !scratch) {
+    l3 = malloc((pm.ndom[2] + pm.ncore + 1) * sizeof(*l3));
+    if (!cx.slots || !tasks || !cur || !alt || !scratch || !l3) {
         err = -ENOMEM;
         goto out_free;
     }
@@ -827,7 +851,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
             goto out_free;
         obj_alt = corun__search(&pm, alt, cur, snap->move_cost, snap->seed ^ (0xb1 + c),
                                 search_budget(n));
-        if (beats(&pm, alt, obj_alt, plan->cpu, obj, scratch)) {
+        if (beats(&pm, alt, obj_alt, plan->cpu, obj, scratch, l3)) {
             memcpy(plan->cpu, alt, n * sizeof(*alt));
             obj = obj_alt;
         }
@@ -848,7 +872,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
         for (unsigned i = 0; i < n; i++)
             alt[i] = (int)cpus[i];
         obj_alt = corun__search(&pm, alt, cur, snap->move_cost, rng, search_budget(n));
-        if (beats(&pm, alt, obj_alt, plan->cpu, obj, scratch)) {
+        if (beats(&pm, alt, obj_alt, plan->cpu, obj, scratch, l3)) {
             memcpy(plan->cpu, alt, n * sizeof(*alt));
             obj = obj_alt;
         }
@@ -859,7 +883,8 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     if (all_placed(snap)) {
         double oc = corun__objective(&pm, cur, cur, snap->move_cost);
         double more =
-            pm.ncore ? share_doubt(&pm, plan->cpu, scratch) - share_doubt(&pm, cur, scratch) : 0;
+            pm.ncore ? share_doubt(&pm, plan->cpu, scratch, l3) - share_doubt(&pm, cur, scratch, l3)
+                     : 0;
 
         if ((more > 0 && !(obj > oc + more)) ||
             (snap->round == 0 && obj < oc + CORUN_TIE * fabs(oc)))
@@ -873,6 +898,7 @@ out_free:
     free(cur);
     free(alt);
     free(scratch);
+    free(l3);
     free(cpus);
     return err;
 }
