@@ -4,8 +4,8 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
-# Tests `make tsan` runs (a ctest -R pattern): the wait box's; "." for all.
-TSAN_TESTS ?= wait
+# Tests `make tsan` runs (a ctest -R pattern): all; `wait` for the wait box's.
+TSAN_TESTS ?= .
 MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps configure demo test bench install asan tsan fuzz clean

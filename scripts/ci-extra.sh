@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI steps beyond `make test` and `make asan`, called at the end of .ci/run:
-# the wait box's tests under ThreadSanitizer (make tsan).
+# every test under ThreadSanitizer (make tsan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make tsan
