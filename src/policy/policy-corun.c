@@ -717,10 +717,9 @@ static uint64_t search_budget(unsigned n)
  */
 #define CORUN_TIE 0.001
 
-/* The doubt about plan @cpu; @scratch holds ncore + n entries, @l3 has room
- * for the L3 pressure of each L3 and then of each core. The pair costs count
- * what the L3's other tasks add to them (the spill): the part of the cost
- * that varies most between machines. */
+/* The doubt about plan @cpu, spill included (CORUN_SMT_DOUBT); @scratch
+ * holds ncore + n entries, @l3 room for the L3 pressure of each L3 and then
+ * of each core. */
 static double share_doubt(const struct corun__pm *pm, const int *cpu, int *scratch, double *l3)
 {
     int *first = scratch, *next = scratch + pm->ncore;
