@@ -14,7 +14,9 @@
  * cf(c) the speed the CPU's capacity gives a task with its memory share (a
  * stalled cycle does not get shorter on a faster core), and k(c) the number
  * of tasks time-sharing CPU c. Profiles give the figures; where one is NaN
- * the class prior of corun/profile.h stands in.
+ * the class prior of corun/profile.h stands in. A task's L3 and memory
+ * pressures are scaled by its LLC misses per kilo-instruction against its
+ * classmates' (miss_scale()).
  */
 #include <errno.h>
 #include <math.h>
@@ -180,6 +182,59 @@ static void fill_capacity(struct corun__pm *pm)
     }
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Tasks of one class differ in how much they take from a shared cache and a
+ * memory controller: a cache's shares go by insertion rate, and bandwidth
+ * by misses. Each task's L3 and memory pressures are scaled by its LLC
+ * misses per kilo-instruction over the median of its classmates' (those of
+ * the snapshot with a figure; none with fewer than two), within [1/2, 2]:
+ * one class prior stood for rabbits with 4 and 16 MB working sets alike.
+ * Per instruction, not per cycle, so that a task on a slower E-core is not
+ * taken for a lighter one. What was learned is scaled with the prior: the
+ * misses are measured from the first interval, co-runs take many. 0, or
+ * -ENOMEM with @pm released.
+ */
+static int miss_scale(struct corun__pm *pm, const struct corun_snapshot *snap)
+{
+    double *v = malloc((pm->n ? pm->n : 1) * sizeof(*v));
+
+    if (!v) {
+        corun__pm_release(pm);
+        return -ENOMEM;
+    }
+    for (unsigned c = 0; c < CORUN__PM_NCLS; c++) {
+        unsigned k = 0;
+        double med;
+
+        for (unsigned i = 0; i < pm->n; i++)
+            if (pm->cls[i] == c && snap->tasks[i].llc_mpki > 0)
+                v[k++] = snap->tasks[i].llc_mpki;
+        if (k < 2)
+            continue;
+        qsort(v, k, sizeof(*v), by_value);
+        med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+        for (unsigned i = 0; i < pm->n; i++) {
+            double f;
+
+            if (pm->cls[i] != c || !(snap->tasks[i].llc_mpki > 0))
+                continue;
+            f = snap->tasks[i].llc_mpki / med;
+            f = f < 0.5 ? 0.5 : f > 2 ? 2 : f;
+            pm->press[i * CORUN__PM_NLEV + 2] *= f;
+            pm->press[i * CORUN__PM_NLEV + 3] *= f;
+        }
+    }
+    free(v);
+    return 0;
+}
+
 int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
 {
     unsigned n = snap->ntasks, nc = corun_topo_ncpus(snap->topo);
@@ -279,7 +334,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
             pm->home[i] = -1; /* its memory will be where it runs */
         pm->mf[i] = corun_profile_mem_share(t->ipc, t->llc_mpki);
     }
-    return 0;
+    return miss_scale(pm, snap);
 }
 
 void corun__pm_release(struct corun__pm *pm)

@@ -3,7 +3,8 @@
  * known best answer: SMT pairing of streaming with compute tasks, DI's
  * spreading of devils across LLCs, the predicted optimum found by exhaustive
  * search on small machines, hybrid capacity, hysteresis, an SMT pair's cost
- * growing with the load on the LLC above, the turbo table; and, for every
+ * growing with the load on the LLC above, classmates' pressure by their
+ * miss counts, the turbo table; and, for every
  * policy on every fixture topology, valid and deterministic plans.
  */
 #include "testutil.h"
@@ -453,6 +454,44 @@ static void test_predict_spill(void **state)
     corun_topo_free(t);
 }
 
+/*
+ * Rabbits are not all alike: one that misses four times as often as its
+ * classmate takes more of the L3 and of memory from whoever shares them.
+ * A sheep beside the heavier of two rabbits is predicted slower than
+ * beside the lighter one; with no miss counts, or with a rabbit the only
+ * one of its class to have one, the two placements are alike.
+ */
+static void test_predict_miss_scale(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:1 l3:2(size=16777216) core:4 pu:1");
+    struct corun_task_profile tk[4] = {task(0, CORUN_CLASS_SHEEP), task(1, CORUN_CLASS_RABBIT),
+                                       task(2, CORUN_CLASS_RABBIT), task(3, CORUN_CLASS_RABBIT)};
+    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk};
+    /* The sheep on CPU 0 of the first LLC, rabbit 1 or rabbit 2 beside it. */
+    int by_heavy[4] = {0, 1, 4, 5}, by_light[4] = {0, 4, 1, 5};
+    double sp[4], heavy, light;
+
+    corun_policy_predict(&s, by_heavy, sp);
+    heavy = sp[0];
+    corun_policy_predict(&s, by_light, sp);
+    light = sp[0];
+    assert_true(fabs(heavy - light) < 1e-12);
+    tk[1].llc_mpki = 20;
+    corun_policy_predict(&s, by_heavy, sp);
+    heavy = sp[0];
+    corun_policy_predict(&s, by_light, sp);
+    light = sp[0];
+    assert_true(fabs(heavy - light) < 1e-12);
+    tk[2].llc_mpki = 5;
+    tk[3].llc_mpki = 10;
+    corun_policy_predict(&s, by_heavy, sp);
+    heavy = sp[0];
+    corun_policy_predict(&s, by_light, sp);
+    light = sp[0];
+    assert_true(heavy < light - 0.01);
+    corun_topo_free(t);
+}
+
 /* Cores of @t that @cpu[0..n) keep busy. */
 static unsigned busy_cores(const struct corun_topo *t, const int *cpu, unsigned n)
 {
@@ -584,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_check_plan),
         cmocka_unit_test(test_predict_orderings),
         cmocka_unit_test(test_predict_spill),
+        cmocka_unit_test(test_predict_miss_scale),
         cmocka_unit_test(test_turbo_table),
         cmocka_unit_test(test_turbo_bin_edge),
         cmocka_unit_test(test_turbo_doubt),
