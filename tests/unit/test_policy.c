@@ -461,6 +461,17 @@ static void test_predict_spill(void **state)
  * beside the lighter one; with no miss counts, or with a rabbit the only
  * one of its class to have one, the two placements are alike.
  */
+/* Predicted speed of task 0 at @a less at @b. */
+static double speed0_gap(const struct corun_snapshot *s, const int *a, const int *b)
+{
+    double sa[8], sb[8];
+
+    assert_true(s->ntasks <= 8);
+    corun_policy_predict(s, a, sa);
+    corun_policy_predict(s, b, sb);
+    return sa[0] - sb[0];
+}
+
 static void test_predict_miss_scale(void **state)
 {
     struct corun_topo *t = synthetic_topo("pack:1 l3:2(size=16777216) core:4 pu:1");
@@ -469,26 +480,13 @@ static void test_predict_miss_scale(void **state)
     struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk};
     /* The sheep on CPU 0 of the first LLC, rabbit 1 or rabbit 2 beside it. */
     int by_heavy[4] = {0, 1, 4, 5}, by_light[4] = {0, 4, 1, 5};
-    double sp[4], heavy, light;
 
-    corun_policy_predict(&s, by_heavy, sp);
-    heavy = sp[0];
-    corun_policy_predict(&s, by_light, sp);
-    light = sp[0];
-    assert_true(fabs(heavy - light) < 1e-12);
+    assert_true(fabs(speed0_gap(&s, by_heavy, by_light)) < 1e-12);
     tk[1].llc_mpki = 20;
-    corun_policy_predict(&s, by_heavy, sp);
-    heavy = sp[0];
-    corun_policy_predict(&s, by_light, sp);
-    light = sp[0];
-    assert_true(fabs(heavy - light) < 1e-12);
+    assert_true(fabs(speed0_gap(&s, by_heavy, by_light)) < 1e-12);
     tk[2].llc_mpki = 5;
     tk[3].llc_mpki = 10;
-    corun_policy_predict(&s, by_heavy, sp);
-    heavy = sp[0];
-    corun_policy_predict(&s, by_light, sp);
-    light = sp[0];
-    assert_true(heavy < light - 0.01);
+    assert_true(speed0_gap(&s, by_heavy, by_light) < -0.01);
     corun_topo_free(t);
 }
 
