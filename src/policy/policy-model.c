@@ -189,6 +189,12 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Whether @t has a usable miss count: positive and finite. */
+static bool has_misses(const struct corun_task_profile *t)
+{
+    return isfinite(t->llc_mpki) && t->llc_mpki > 0;
+}
+
 /*
  * Tasks of one class differ in how much they take from a shared cache and a
  * memory controller: a cache's shares go by insertion rate, and bandwidth
@@ -214,7 +220,7 @@ static int miss_scale(struct corun__pm *pm, const struct corun_snapshot *snap)
         double med;
 
         for (unsigned i = 0; i < pm->n; i++)
-            if (pm->cls[i] == c && snap->tasks[i].llc_mpki > 0)
+            if (pm->cls[i] == c && has_misses(&snap->tasks[i]))
                 v[k++] = snap->tasks[i].llc_mpki;
         if (k < 2)
             continue;
@@ -223,7 +229,7 @@ static int miss_scale(struct corun__pm *pm, const struct corun_snapshot *snap)
         for (unsigned i = 0; i < pm->n; i++) {
             double f;
 
-            if (pm->cls[i] != c || !(snap->tasks[i].llc_mpki > 0))
+            if (pm->cls[i] != c || !has_misses(&snap->tasks[i]))
                 continue;
             f = snap->tasks[i].llc_mpki / med;
             f = f < 0.5 ? 0.5 : f > 2 ? 2 : f;

@@ -459,7 +459,8 @@ static void test_predict_spill(void **state)
  * classmate takes more of the L3 and of memory from whoever shares them.
  * A sheep beside the heavier of two rabbits is predicted slower than
  * beside the lighter one; with no miss counts, or with a rabbit the only
- * one of its class to have one, the two placements are alike.
+ * one of its class to have one (an infinite count is none), the two
+ * placements are alike.
  */
 /* Predicted speed of task 0 at @a less at @b. */
 static double speed0_gap(const struct corun_snapshot *s, const int *a, const int *b)
@@ -483,6 +484,9 @@ static void test_predict_miss_scale(void **state)
 
     assert_true(fabs(speed0_gap(&s, by_heavy, by_light)) < 1e-12);
     tk[1].llc_mpki = 20;
+    assert_true(fabs(speed0_gap(&s, by_heavy, by_light)) < 1e-12);
+    /* Nor with a count that is no figure. */
+    tk[2].llc_mpki = INFINITY;
     assert_true(fabs(speed0_gap(&s, by_heavy, by_light)) < 1e-12);
     tk[2].llc_mpki = 5;
     tk[3].llc_mpki = 10;
