@@ -27,10 +27,10 @@
  *     the nearest bin edge below: a bin is reached only by idling several
  *     cores at once, which no single move of the search does. A plan that
  *     puts more tasks on shared SMT cores than the best so far, or than
- *     where the tasks run, must win by a doubt per task it adds to them:
- *     the predictor's speeds of such tasks are its least sure. A first plan
- *     that beats the kernel's placement by less than 0.1% is a tie, and
- *     the kernel's is kept.
+ *     where the tasks run, must win by a tenth of what the predictor says
+ *     sharing costs the tasks it adds (spill included): its speeds of such
+ *     tasks are its least sure. A first plan that beats the kernel's
+ *     placement by less than 0.1% is a tie, and the kernel's is kept.
  *
  * Source: ours. It combines the cache/memory-domain balancing of
  * Distributed Intensity (Zhuravlev et al., ASPLOS 2010), the SMT symbiosis of
