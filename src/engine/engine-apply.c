@@ -51,8 +51,11 @@ static void emit(struct corun_engine *e, const struct corun_engine_event *ev)
  * the permission or the kernel support, asking again will not help: memory
  * stops following for every task (and the policy is told so). Otherwise
  * (a node refused) only this task's memory is left alone from then on.
+ * The task stalls while its memory moves: for CHECK_WINDOW intervals from
+ * @now, a trial's first interval is no early verdict (engine-check.c).
  */
-void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where)
+void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where,
+                                 uint64_t now)
 {
     int to = node_of(e, cpu), from = mem_node(e, t, where), err;
 
@@ -80,6 +83,7 @@ void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cp
     }
     t->home = to;
     e->st.mem_moves++;
+    e->mem_settled_ns = now + CHECK_WINDOW * e->o.interval_ns;
 }
 
 /*
@@ -105,7 +109,7 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
     int err;
 
     if (cpu != where && e->arm) {
-        corun__engine_trial_begin(e);
+        corun__engine_trial_begin(e, now);
         e->arm = false;
     }
 
@@ -141,7 +145,7 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
     if (cpu >= 0 && e->trial && where >= 0)
         t->mem_pending = must_follow(e, t, cpu, where);
     else if (cpu >= 0)
-        corun__engine_follow_memory(e, t, cpu, where);
+        corun__engine_follow_memory(e, t, cpu, where, now);
     if (t->cpu >= 0)
         e->st.migrations++;
     else if (cpu >= 0)

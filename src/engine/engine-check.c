@@ -16,13 +16,13 @@
 
 /* The trial's changes are kept: the memory of the tasks it moved follows
  * them. */
-static void follow_kept(struct corun_engine *e)
+static void follow_kept(struct corun_engine *e, uint64_t now)
 {
     for (unsigned i = 0; i < e->ntasks; i++) {
         struct etask *t = &e->tasks[i];
 
         if (t->mem_pending && t->live && t->cpu >= 0)
-            corun__engine_follow_memory(e, t, t->cpu, t->tr_cpu);
+            corun__engine_follow_memory(e, t, t->cpu, t->tr_cpu, now);
         t->mem_pending = false;
     }
 }
@@ -35,7 +35,7 @@ void corun__engine_world_changed(struct corun_engine *e, uint64_t now)
     for (unsigned i = 0; i < e->ntasks; i++)
         e->tasks[i].nrate = 0;
     if (e->trial)
-        follow_kept(e);
+        follow_kept(e, now);
     e->trial = false;
     e->changed_ns = now;
 }
@@ -55,12 +55,12 @@ static double mean_rate(const struct etask *t)
 }
 
 /*
- * Starts a trial of the moves about to be applied (called by corun__engine_move()
- * before the first of them): records each task's mean rate over the
- * intervals since the last change and where it runs, and forgets the rates
- * (the intervals after the change start afresh).
+ * Starts a trial of the moves about to be applied at @now (called by
+ * corun__engine_move() before the first of them): records each task's mean
+ * rate over the intervals since the last change and where it runs, and
+ * forgets the rates (the intervals after the change start afresh).
  */
-void corun__engine_trial_begin(struct corun_engine *e)
+void corun__engine_trial_begin(struct corun_engine *e, uint64_t now)
 {
     for (unsigned i = 0; i < e->ntasks; i++) {
         struct etask *t = &e->tasks[i];
@@ -71,6 +71,7 @@ void corun__engine_trial_begin(struct corun_engine *e)
     }
     e->trial = !e->o.no_outcome_check;
     e->waited = 0;
+    e->early_ok = now >= e->mem_settled_ns;
 }
 
 /*
@@ -81,13 +82,19 @@ void corun__engine_trial_begin(struct corun_engine *e)
  * change whose measured gain in summed relative speed (each task's rate
  * over its best rate seen, weighted) is below -CHECK_MARGIN per task
  * measured is taken back: every task goes back where it was (pinned there,
- * or given back to the kernel), and the engine holds.
+ * or given back to the kernel), and the engine holds. A change that lost
+ * more than CHECK_EARLY per task over the first interval after it is taken
+ * back then: waiting for the second would only double what it costs. Not
+ * when memory moved shortly before the trial began (when a trial was kept,
+ * most often): its tasks stall while their pages move, a loss of the first
+ * interval that is not the change's (on a 4-node machine, two tasks whose
+ * memory moved lost 31% each over it, and the change gained overall).
  */
 enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t now)
 {
     double delta = 0, wsum = 0;
     unsigned nmeas = 0;
-    bool late = ++e->waited > CHECK_WINDOW + 2;
+    bool late = ++e->waited > CHECK_WINDOW + 2, early = false;
 
     for (unsigned i = 0; i < e->ntasks; i++) {
         const struct etask *t = &e->tasks[i];
@@ -95,9 +102,11 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
         if (!t->live || isnan(t->tr_before) || !(t->best_rate > 0))
             continue;
         if (t->nrate < CHECK_WINDOW) {
-            if (!late)
+            if (late)
+                continue;
+            if (!t->nrate)
                 return CORUN__WAIT;
-            continue;
+            early = true;
         }
         delta += weight_of(t) * (mean_rate(t) - t->tr_before) / t->best_rate;
         wsum += weight_of(t);
@@ -111,11 +120,13 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
             delta += weight_of(t) * mean_rate(t) / t->best_rate * r;
         }
     }
+    if (early && !(e->early_ok && delta < -CHECK_EARLY * wsum))
+        return CORUN__WAIT;
     e->trial = false;
     e->st.trials += nmeas > 0;
     if (!nmeas || delta >= -CHECK_MARGIN * wsum) {
         e->fails = 0;
-        follow_kept(e);
+        follow_kept(e, now);
         return CORUN__KEEP;
     }
     for (unsigned i = 0; i < e->ntasks; i++)

@@ -11,9 +11,11 @@
 
 /* Outcome check: intervals measured on each side of a change, the loss (in
  * summed relative speed, per task measured) beyond which it is taken back,
+ * the loss over the first interval beyond which it is taken back at once,
  * and the hold after a failed trial, doubled per consecutive failure. */
 #define CHECK_WINDOW   2
 #define CHECK_MARGIN   0.01
+#define CHECK_EARLY    0.02
 #define CHECK_HOLD     4
 #define CHECK_HOLD_MAX 64
 
@@ -64,6 +66,8 @@ struct corun_engine {
     bool trial;          /* a change is being measured */
     bool arm;            /* the next change of placement starts a trial */
     unsigned waited;     /* intervals the trial in progress has waited */
+    bool early_ok;       /* the trial in progress may be taken back after one interval */
+    uint64_t mem_settled_ns; /* clock time by which the last memory moved has settled */
     unsigned hold;       /* intervals left without plans */
     unsigned fails;      /* consecutive failed trials */
     bool mem_follows;    /* memory is moved with its task (opts.no_mem_follow) */
@@ -76,12 +80,13 @@ struct corun_engine {
 void corun__engine_note_error(struct corun_engine *e, int err);
 int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_t now,
                        enum corun_engine_event_kind kind);
-void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where);
+void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where,
+                                 uint64_t now);
 int corun__engine_place(struct corun_engine *e, uint64_t now);
 
 /* engine-check.c */
 void corun__engine_world_changed(struct corun_engine *e, uint64_t now);
-void corun__engine_trial_begin(struct corun_engine *e);
+void corun__engine_trial_begin(struct corun_engine *e, uint64_t now);
 enum corun__verdict { CORUN__WAIT, CORUN__KEEP, CORUN__UNDO };
 enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t now);
 void corun__engine_note_rate(struct corun_engine *e, struct etask *t,

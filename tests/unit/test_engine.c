@@ -29,6 +29,7 @@ struct world {
     int fail_task;         /* reads of this task fail with -ESRCH; -1 none */
     unsigned applies, restores, attaches, detaches;
     bool inverted;         /* compute tasks gain from sharing a core */
+    double inv_loss;       /* inverted: what a compute task loses beside a memory-bound one */
     int refuse_task;       /* apply on this task fails with -EPERM; -1 none */
     uint64_t split_ns;     /* time spent with tasks 0 and 1 on different cores */
 };
@@ -53,7 +54,9 @@ static double ipc_of(unsigned i)
             continue;
         if (!W.mem[i] && !W.mem[j])
             return base * (W.inverted ? 1.0 : 0.55);
-        return base * (W.inverted ? 0.5 : 0.92);
+        if (!W.inverted)
+            return base * 0.92;
+        return base * (W.mem[i] ? 0.5 : 1 - W.inv_loss);
     }
     return base;
 }
@@ -154,6 +157,7 @@ static int setup(void **state)
     W.now = 1000;
     W.fail_task = -1;
     W.refuse_task = -1;
+    W.inv_loss = 0.5;
     /* Two compute tasks first: the kernel's order pairs them on core 0. */
     for (unsigned i = 0; i < NT; i++) {
         W.pinned[i] = -1;
@@ -422,7 +426,7 @@ static void test_outcome_check(void **state)
         if (check) {
             assert_true(st.reverted >= 1);
             assert_true(st.trials >= st.reverted);
-            /* Each trial costs two intervals; holds of 4, 8, 16... between. */
+            /* Each trial costs an interval; holds of 4, 8, 16... between. */
             assert_true(W.split_ns * 4 < W.now - t0);
         } else {
             assert_int_equal(st.trials, 0);
@@ -430,6 +434,43 @@ static void test_outcome_check(void **state)
             assert_true(W.split_ns * 4 > 3 * (W.now - t0));
         }
         corun_engine_free(e);
+    }
+}
+
+/* What a change that went wrong costs before it is taken back: a clear
+ * loss (a quarter of the summed speed) is taken back after one interval,
+ * a small one (1.5% per task, beyond the 1% margin) after the two of the
+ * window. */
+static void test_outcome_check_early(void **state)
+{
+    static const struct {
+        double loss;
+        unsigned intervals;
+    } cases[] = {{0.5, 1}, {0.03, 2}};
+
+    for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct corun_engine *e = engine("corun", 0, 0);
+        struct corun_engine_stats st;
+
+        W.inverted = true;
+        W.inv_loss = cases[k].loss;
+        /* Interval by interval until the change is taken back. */
+        for (unsigned i = 0; i < 20; i++) {
+            assert_int_equal(corun_engine_run(e, 100000000, NULL), 0);
+            corun_engine_stats(e, &st);
+            if (st.reverted)
+                break;
+        }
+        print_message("loss %.2f: trials %lu reverted %lu split %.3f s\n", cases[k].loss,
+                      (unsigned long)st.trials, (unsigned long)st.reverted,
+                      (double)W.split_ns / 1e9);
+        assert_int_equal(st.trials, 1);
+        assert_int_equal(st.reverted, 1);
+        assert_int_equal(W.split_ns, cases[k].intervals * 100000000ull);
+        assert_false(good_pairing());
+        corun_engine_free(e);
+        teardown(NULL);
+        setup(NULL);
     }
 }
 
@@ -833,6 +874,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unread_then_attached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_hint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_outcome_check_early, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check_survives_failing_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_handle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_turbo_table_reaches_policy, setup, teardown),
