@@ -2,14 +2,16 @@
  * test_engine_memory.c — memory follows its task: when the engine moves a
  * task to another NUMA node, it asks the actuator to move the task's memory
  * there (as numad does) once the outcome check keeps the change, never for
- * a change it takes back; a refusal is counted and the task stays moved;
- * with memory following off, or a backend that cannot move memory, nothing
- * is asked.
+ * a change it takes back; the stall of a task whose memory moves is no
+ * early verdict on the next change; a refusal is counted and the task
+ * stays moved; with memory following off, or a backend that cannot move
+ * memory, nothing is asked.
  *
  * The world: two NUMA nodes of two cores each, two tasks the kernel started
  * on node 0 (memory there, by first touch), and the `spread` policy, which
- * puts one of them on node 1. A fake actuator records every apply and every
- * memory move; a fake sensor gives steady counters.
+ * puts one of them on node 1 (or a scripted one). A fake actuator records
+ * every apply and every memory move; a fake sensor gives steady counters,
+ * optionally with a stall after a memory move.
  */
 #include "testutil.h"
 
