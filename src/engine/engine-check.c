@@ -88,7 +88,8 @@ void corun__engine_trial_begin(struct corun_engine *e, uint64_t now)
  * when memory moved shortly before the trial began (when a trial was kept,
  * most often): its tasks stall while their pages move, a loss of the first
  * interval that is not the change's (on a 4-node machine, two tasks whose
- * memory moved lost 31% each over it, and the change gained overall).
+ * memory moved lost 31% each over it, and the change gained overall:
+ * docs/internals/engine.md).
  */
 enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t now)
 {
