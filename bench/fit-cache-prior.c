@@ -17,7 +17,10 @@
  * part of its L2 under an L3). For each class, ws is searched on a grid and
  * full is then the least-squares fit; the residual is printed beside that of
  * the size-scaled model (one sensitivity per class times the cache's size
- * over 16 MB within 0.25..2, its own least-squares fit).
+ * over 16 MB within 0.25..2, its own least-squares fit). A third line per
+ * class fits the model the predictor now uses, phi replaced by
+ * corun__cache_loss(press_v, press_a, C / ws): the victim keeps its share
+ * by insertion rate, and loses what its miss curve says of it.
  *
  * Usage: fit-cache-prior. The last line is JSON: per class, ws, full and
  * both residuals (sums of squares over the sum of the squared figures).
@@ -31,6 +34,7 @@
 #include "corun/profile.h"
 #include "corun/sim.h"
 #include "corun/topo.h"
+#include "model/profile-internal.h"
 #include "victim-speed.h"
 
 #define MAXG 64
@@ -137,6 +141,14 @@ static double feat_ws(const struct geom *g, double ws, double pa)
     return (exp(-g->p_mb / ws) - exp(-(g->p_mb + g->c_mb) / ws)) * phi(pa);
 }
 
+/* The same with the victim's share by insertion rate (its own pressure
+ * @pv against @pa) over its miss curve: corun__cache_loss(). */
+static double feat_share(const struct geom *g, double ws, double pv, double pa)
+{
+    return (exp(-g->p_mb / ws) - exp(-(g->p_mb + g->c_mb) / ws)) *
+           corun__cache_loss(pv, pa, g->c_mb / ws);
+}
+
 static double feat_scaled(const struct geom *g, double pa)
 {
     double sc = g->c_mb / 16;
@@ -152,10 +164,13 @@ static double fit(int v, int kind, double ws, double *resid)
 
     for (unsigned i = 0; i < ngeoms; i++)
         for (int a = 0; a < NCLS; a++) {
-            double pa, y = geoms[i].x[v][a], f;
+            double pa, pv, y = geoms[i].x[v][a], f;
 
             corun_profile_prior((enum corun_class)a, CORUN_LEVEL_L3, &pa, NULL);
-            f = kind ? feat_ws(&geoms[i], ws, pa) : feat_scaled(&geoms[i], pa);
+            corun_profile_prior((enum corun_class)v, CORUN_LEVEL_L3, &pv, NULL);
+            f = kind == 2 ? feat_share(&geoms[i], ws, pv, pa)
+                : kind    ? feat_ws(&geoms[i], ws, pa)
+                          : feat_scaled(&geoms[i], pa);
             if (isnan(y))
                 continue;
             num += f * y;
@@ -165,10 +180,13 @@ static double fit(int v, int kind, double ws, double *resid)
     k = den > 0 ? num / den : 0;
     for (unsigned i = 0; i < ngeoms; i++)
         for (int a = 0; a < NCLS; a++) {
-            double pa, y = geoms[i].x[v][a], f;
+            double pa, pv, y = geoms[i].x[v][a], f;
 
             corun_profile_prior((enum corun_class)a, CORUN_LEVEL_L3, &pa, NULL);
-            f = kind ? feat_ws(&geoms[i], ws, pa) : feat_scaled(&geoms[i], pa);
+            corun_profile_prior((enum corun_class)v, CORUN_LEVEL_L3, &pv, NULL);
+            f = kind == 2 ? feat_share(&geoms[i], ws, pv, pa)
+                : kind    ? feat_ws(&geoms[i], ws, pa)
+                          : feat_scaled(&geoms[i], pa);
             if (!isnan(y))
                 err += (k * f - y) * (k * f - y);
         }
@@ -176,9 +194,28 @@ static double fit(int v, int kind, double ws, double *resid)
     return k;
 }
 
+/* fit() of model @kind for victim @v at the grid's best ws (in *@ws, its
+ * residual in *@resid): the coefficient full. */
+static double fit_best_ws(int v, int kind, double *ws, double *resid)
+{
+    double best_k = NAN, r, k;
+
+    *resid = INFINITY;
+    *ws = NAN;
+    for (size_t w = 0; w < sizeof(ws_grid) / sizeof(ws_grid[0]); w++) {
+        k = fit(v, kind, ws_grid[w], &r);
+        if (r < *resid) {
+            *resid = r;
+            *ws = ws_grid[w];
+            best_k = k;
+        }
+    }
+    return best_k;
+}
+
 int main(void)
 {
-    char path[512], json[2048];
+    char path[512], json[4096];
     size_t jl = 0;
     DIR *dir = opendir(CORUN_FIXTURES "/topologies");
     struct dirent *e;
@@ -227,23 +264,19 @@ int main(void)
                            "{\"bench\":\"fit-cache-prior\",\"geometries\":%u,\"classes\":[",
                            ngeoms);
     for (int v = 0; v < NCLS; v++) {
-        double best_r = INFINITY, best_ws = NAN, best_k = NAN, r, k, rs;
+        double best_ws, best_k, best_r, w2, k2, r2, rs, k;
 
-        for (size_t w = 0; w < sizeof(ws_grid) / sizeof(ws_grid[0]); w++) {
-            k = fit(v, 1, ws_grid[w], &r);
-            if (r < best_r) {
-                best_r = r;
-                best_ws = ws_grid[w];
-                best_k = k;
-            }
-        }
+        best_k = fit_best_ws(v, 1, &best_ws, &best_r);
+        k2 = fit_best_ws(v, 2, &w2, &r2);
         k = fit(v, 0, 0, &rs);
         printf("%-10s ws %6.2f  full %6.3f  residual %.3f  (size-scaled: %.3f at %.3f)\n",
                cls_name[v], best_ws, best_k, best_r, rs, k);
+        printf("%-10s by share: ws %6.2f  full %6.3f  residual %.3f\n", "", w2, k2, r2);
         jl += (size_t)snprintf(json + jl, sizeof(json) - jl,
                                "%s{\"class\":\"%s\",\"ws_mb\":%.2f,\"full\":%.3f,"
-                               "\"residual\":%.4f,\"residual_size_scaled\":%.4f}",
-                               v ? "," : "", cls_name[v], best_ws, best_k, best_r, rs);
+                               "\"residual\":%.4f,\"residual_size_scaled\":%.4f,"
+                               "\"share_ws_mb\":%.2f,\"share_full\":%.3f,\"share_residual\":%.4f}",
+                               v ? "," : "", cls_name[v], best_ws, best_k, best_r, rs, w2, k2, r2);
     }
     printf("%s]}\n", json);
     return 0;

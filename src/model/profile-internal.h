@@ -6,6 +6,8 @@
 #ifndef CORUN_PROFILE_INTERNAL_H
 #define CORUN_PROFILE_INTERNAL_H
 
+#include <math.h>
+
 #include "corun/profile.h"
 #include "corun/topo.h"
 
@@ -37,5 +39,50 @@ void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *
 /* corun_profile_prior() on geometry @g rather than the reference. */
 void corun__prior_geom(const struct corun__cache_geom *g, enum corun_class cls,
                        enum corun_level level, double *pressure, double *sensitivity);
+
+/* A typical working set of class @cls in MB (the middle of its range in
+ * ../shared/SIMULATOR.md): the scale of its miss curve exp(-c / ws). */
+double corun__class_ws_mb(enum corun_class cls);
+
+/* Least own pressure a task keeps a cache share with. */
+#define CORUN__OWN_MIN 1e-3
+
+/*
+ * corun__cache_loss() - the part of what losing a whole shared cache costs
+ * a task that it loses beside co-runners: its share goes by insertion rate,
+ * so it keeps k = @own / (@own + @others) of the cache, and over its miss
+ * curve exp(-c / ws) the cost of keeping k is
+ *     (exp(-k u) - exp(-u)) / (1 - exp(-u)),  u = C / ws
+ * (what it keeps below the cache cancels). For a working set large against
+ * the cache (u small) that is the share lost, 1 - k; for a small one it
+ * stays near 0 until the share left is under its working set.
+ */
+static inline double corun__cache_loss(double own, double others, double u)
+{
+    double k, e;
+
+    if (!(others > 0))
+        return 0;
+    own = own > CORUN__OWN_MIN ? own : CORUN__OWN_MIN;
+    k = own / (own + others);
+    if (u < 1e-6)
+        return 1 - k;
+    e = exp(-u);
+    return (exp(-k * u) - e) / (1 - e);
+}
+
+/* d corun__cache_loss() / d @others. */
+static inline double corun__cache_loss_do(double own, double others, double u)
+{
+    double k, dk;
+
+    others = others > 0 ? others : 0;
+    own = own > CORUN__OWN_MIN ? own : CORUN__OWN_MIN;
+    k = own / (own + others);
+    dk = own / ((own + others) * (own + others));
+    if (u < 1e-6)
+        return dk;
+    return u * exp(-k * u) / (1 - exp(-u)) * dk;
+}
 
 #endif

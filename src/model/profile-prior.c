@@ -74,10 +74,20 @@ static const double cache_full[CORUN_NCLASSES] = {
     [CORUN_CLASS_COMPUTE] = 0.075,
     [CORUN_CLASS_SHEEP] = 0.237,
 };
-static const double cache_ws_mb[CORUN_NCLASSES] = {
-    [CORUN_CLASS_COMPUTE] = 0.25,
-    [CORUN_CLASS_SHEEP] = 0.75,
+/* Working sets of the classes' miss curves: compute-bound tasks and sheep
+ * fitted with cache_full[] above; rabbits at the simulator's preset (the
+ * top of their 4-16 MB range: fit-cache-prior's pairs fit best from 16 MB
+ * up, bench/policies placed better with 16 than 10), pointer chasers and
+ * streamers the middle of theirs. */
+static const double class_ws_mb[CORUN_NCLASSES] = {
+    [CORUN_CLASS_COMPUTE] = 0.25, [CORUN_CLASS_SHEEP] = 0.75,   [CORUN_CLASS_RABBIT] = 16,
+    [CORUN_CLASS_CHASING] = 40,   [CORUN_CLASS_STREAMING] = 80,
 };
+
+double corun__class_ws_mb(enum corun_class cls)
+{
+    return (unsigned)cls < CORUN_NCLASSES ? class_ws_mb[cls] : 16;
+}
 
 /* Bytes to MB; 0 (unknown) stays 0. */
 static double mb(uint64_t bytes)
@@ -89,9 +99,9 @@ static double mb(uint64_t bytes)
  * @p_mb at column @col (1: L2, 2: L3). */
 static double cache_sens(int cls, int col, double c_mb, double p_mb)
 {
-    double ws = cache_ws_mb[cls], sc;
+    double ws = class_ws_mb[cls], sc;
 
-    if (ws > 0)
+    if (cache_full[cls] > 0)
         return cache_full[cls] * (exp(-p_mb / ws) - exp(-(p_mb + c_mb) / ws));
     sc = c_mb / 16;
     return prior_sens[cls][col] * (sc < 0.25 ? 0.25 : sc > 1.5 ? 1.5 : sc);

@@ -291,9 +291,16 @@ static void core_mult(const struct slot *s, double *ms, double *mp, double *s0, 
     *mp = *p0 > 0 ? pr / *p0 : 1;
 }
 
+/* Cache size over @s's working set at level index @li (1: L2, 2: L3). */
+static double cache_u(const struct corun_profiler *p, const struct slot *s, unsigned li)
+{
+    return p->geom.c_mb[li - 1] / corun__class_ws_mb(slot_class(s));
+}
+
 /* The cache feature of task @k at level index @li (1: L2, 2: L3): its
- * domain's scale times phi of its co-runners' pressure there, as the
- * predictor weighs it (corun__share_dom); 0 alone. */
+ * domain's scale times the loss of the share it keeps beside its
+ * co-runners' pressure there (corun__cache_loss()), as the predictor weighs
+ * it (corun__pm_cdmg()); 0 alone. */
 static double cache_feature(struct corun_profiler *p, const struct corun_profile_obs *obs,
                             unsigned k, unsigned li, double *const *sum,
                             const unsigned *const *members, const unsigned *cnt)
@@ -305,7 +312,8 @@ static double cache_feature(struct corun_profiler *p, const struct corun_profile
         return 0;
     slot_ps(&p->slots[obs[k].slot], li, &pr, &se);
     others = sum[li][d] - pr / cnt[obs[k].cpu];
-    return sc * phi(li, others > 0 ? others : 0);
+    return sc *
+           corun__cache_loss(pr / cnt[obs[k].cpu], others, cache_u(p, &p->slots[obs[k].slot], li));
 }
 
 /* The L3 share task @k loses to the tasks off its core, as the predictor
@@ -432,8 +440,10 @@ static void press_grad(struct corun_profiler *p, const struct slot *s, const str
             slot_ps(s, li, &pr, &se);
             others = ls->sum[li][d] - pr / ls->cnt[ob->cpu];
             others = others > 0 ? others : 0;
-            /* d phi / d others, as features() weighs it. */
-            dfdo = (li == 1 || li == 2) ? sc / ((1 + others) * (1 + others)) : sc;
+            /* d feature / d others, as features() weighs it. */
+            dfdo = (li == 1 || li == 2)
+                       ? sc * corun__cache_loss_do(pr / ls->cnt[ob->cpu], others, cache_u(p, s, li))
+                       : sc;
         }
         for (unsigned j = 0; j < ls->n && taught < LESSON_MAX; j++) {
             const struct corun_profile_obs *oj = &ls->obs[j];

@@ -12,6 +12,7 @@
 
 #include "corun/policy.h"
 #include "corun/profile.h"
+#include "model/profile-internal.h"
 
 /* The levels at which the predictor models sharing, innermost first. */
 #define CORUN__PM_NLEV 4
@@ -51,6 +52,7 @@ struct corun__pm {
     const struct corun_topo *topo;
     unsigned n, ncpus;
     double *press, *sens; /* n * CORUN__PM_NLEV, row per task */
+    double *u;            /* n * CORUN__PM_NLEV: cache size over working set (L2, L3) */
     double *w;            /* weight */
     double *mf;           /* memory-stall share of its time, 0..1 */
     double *cap;          /* per CPU relative capacity, 1 the fastest */
@@ -94,16 +96,17 @@ static inline double corun__pm_move_cost(const struct corun__pm *pm, unsigned t,
 }
 
 /* Damage at level index @li from neighbour pressure @p with the domain's
- * weight @sc (corun__share_dom): inside phi for memory, outside for caches. */
+ * weight @sc (corun__share_dom): inside phi for memory, outside for caches.
+ * A task's own cache damage is corun__pm_cdmg(), which knows the victim;
+ * this form stays where no one victim is meant: the L3 share a core's
+ * tasks lose (corun__pm_l3_dmg()) and what a task costs a domain's others
+ * in the corun policy's first placement. */
 static inline double corun__pm_dmg(unsigned li, double p, double sc);
 
 /* phi_l: how neighbour pressure P at level index @li turns into damage.
- * Caches: the share a victim loses, P/(1+P) (shares go by insertion rate).
- * It was squared (losing half of a big cache costing less than half of
- * losing it all), but the simulator's victim/aggressor slowdowns say
- * otherwise: fit-cache-prior's residuals fall from 0.04-0.07 to 0.01-0.02
- * for rabbits and chasers with the share itself, and bench/policies
- * measured better (docs/internals/policy.md). */
+ * Caches: the share a task of pressure 1 loses, P/(1+P) (shares go by
+ * insertion rate); corun__cache_loss() is the same with the victim's own
+ * pressure and miss curve (docs/internals/policy.md). */
 static inline double corun__pm_phi(unsigned li, double p)
 {
     /* Core (pipeline) and memory domain add up; caches saturate: one can
@@ -118,6 +121,17 @@ static inline double corun__pm_dmg(unsigned li, double p, double sc)
     if (li == 1 || li == 2)
         return sc * p / (1.0 + p);
     return sc * p;
+}
+
+/* Damage to task @i in the cache at level index @li (1: L2, 2: L3) of
+ * weight @sc, pressing @own there beside @others: it keeps the share
+ * own/(own + others) and loses what its miss curve says that share costs
+ * (corun__cache_loss(), with u = the cache's size over its class's working
+ * set). */
+static inline double corun__pm_cdmg(const struct corun__pm *pm, unsigned i, unsigned li, double own,
+                                    double others, double sc)
+{
+    return sc * corun__cache_loss(own, others, pm->u[i * CORUN__PM_NLEV + li]);
 }
 
 /* Weight of neighbour pressure at level index @li for CPU @c. */

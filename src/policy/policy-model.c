@@ -10,7 +10,9 @@
  *
  *     cf(c) / (1 + sum_l sens[l] * phi_l(P_l - press[l])) / k(c)
  *
- * where P_l is the pressure summed over the tasks in c's domain at level l,
+ * where P_l is the pressure summed over the tasks in c's domain at level l
+ * (in a shared L2 or L3, phi is corun__cache_loss() of the task's own
+ * pressure against the others': the share it keeps, over its miss curve),
  * cf(c) the speed the CPU's capacity gives a task with its memory share (a
  * stalled cycle does not get shorter on a faster core), and k(c) the number
  * of tasks time-sharing CPU c. Profiles give the figures; where one is NaN
@@ -256,6 +258,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->ncpus = nc;
     pm->press = malloc((n ? n : 1) * CORUN__PM_NLEV * sizeof(double));
     pm->sens = malloc((n ? n : 1) * CORUN__PM_NLEV * sizeof(double));
+    pm->u = calloc((n ? n : 1) * CORUN__PM_NLEV, sizeof(double));
     pm->w = malloc((n ? n : 1) * sizeof(double));
     pm->mf = malloc((n ? n : 1) * sizeof(double));
     pm->cap = malloc((nc ? nc : 1) * sizeof(double));
@@ -273,8 +276,8 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->ncore = corun_topo_ndomains(pm->topo, CORUN_LEVEL_CORE);
     pm->pkg_cores = calloc(pm->npkg ? pm->npkg : 1, sizeof(unsigned));
     if (!pm->home || !pm->mnode || !pm->node || !pm->pkg || !pm->core || !pm->pkg_cores ||
-        !pm->press || !pm->sens || !pm->w || !pm->mf || !pm->cap || !pm->dom || !pm->scale ||
-        !pm->cls || !pm->ms || !pm->mp) {
+        !pm->press || !pm->sens || !pm->u || !pm->w || !pm->mf || !pm->cap || !pm->dom ||
+        !pm->scale || !pm->cls || !pm->ms || !pm->mp) {
         corun__pm_release(pm);
         return -ENOMEM;
     }
@@ -320,6 +323,8 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
                 s = t->sensitivity[corun__pm_levels[li]];
             pm->press[i * CORUN__PM_NLEV + li] = p > 0 ? p : 0;
             pm->sens[i * CORUN__PM_NLEV + li] = s > 0 ? s : 0;
+            if (li == 1 || li == 2)
+                pm->u[i * CORUN__PM_NLEV + li] = geom.c_mb[li - 1] / corun__class_ws_mb(cls);
         }
         {
             double p0, s0;
@@ -347,6 +352,7 @@ void corun__pm_release(struct corun__pm *pm)
 {
     free(pm->press);
     free(pm->sens);
+    free(pm->u);
     free(pm->w);
     free(pm->mf);
     free(pm->cap);
@@ -427,7 +433,13 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                     x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],
                                           pm->mp[i] / cnt[cpu[i]],
                                           corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum[2], core3[d]));
-                else if (d >= 0)
+                else if (d >= 0 && (li == 1 || li == 2)) {
+                    double own = pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
+
+                    x += pm->sens[i * CORUN__PM_NLEV + li] *
+                         corun__pm_cdmg(pm, i, li, own, sum[li][d] - own,
+                                        corun__pm_scale(pm, (unsigned)cpu[i], li));
+                } else if (d >= 0)
                     x += pm->sens[i * CORUN__PM_NLEV + li] *
                          corun__pm_dmg(li,
                                        sum[li][d] -
@@ -473,10 +485,21 @@ double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, u
             xb += pm->ms[b] * (pm->pair[cb][ca] + d3b * pm->spill[cb][ca]) * pm->mp[a];
             continue;
         }
+        if (li == 3) {
+            xa += pm->sens[a * CORUN__PM_NLEV + li] *
+                  corun__pm_dmg(li, pm->press[b * CORUN__PM_NLEV + li],
+                                corun__pm_scale(pm, cpu_a, li));
+            xb += pm->sens[b * CORUN__PM_NLEV + li] *
+                  corun__pm_dmg(li, pm->press[a * CORUN__PM_NLEV + li],
+                                corun__pm_scale(pm, cpu_b, li));
+            continue;
+        }
         xa += pm->sens[a * CORUN__PM_NLEV + li] *
-              corun__pm_dmg(li, pm->press[b * CORUN__PM_NLEV + li], corun__pm_scale(pm, cpu_a, li));
+              corun__pm_cdmg(pm, a, li, pm->press[a * CORUN__PM_NLEV + li],
+                             pm->press[b * CORUN__PM_NLEV + li], corun__pm_scale(pm, cpu_a, li));
         xb += pm->sens[b * CORUN__PM_NLEV + li] *
-              corun__pm_dmg(li, pm->press[a * CORUN__PM_NLEV + li], corun__pm_scale(pm, cpu_b, li));
+              corun__pm_cdmg(pm, b, li, pm->press[b * CORUN__PM_NLEV + li],
+                             pm->press[a * CORUN__PM_NLEV + li], corun__pm_scale(pm, cpu_b, li));
     }
     return pm->w[a] * corun__pm_cf(pm, a, cpu_a, 1.0) * (1.0 - 1.0 / (1.0 + xa)) +
            pm->w[b] * corun__pm_cf(pm, b, cpu_b, 1.0) * (1.0 - 1.0 / (1.0 + xb));

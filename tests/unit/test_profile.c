@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "corun/profile.h"
+#include "model/profile-internal.h"
 
 static struct corun_topo *topo;
 
@@ -287,10 +288,39 @@ static void test_cache_priors_follow_geometry(void **state)
     }
 }
 
+/*
+ * The cache loss shared by the learner and the predictor: nothing without
+ * co-runners, all of it when the share kept vanishes, the share lost for a
+ * working set large against the cache, little for one the share kept still
+ * holds, and a derivative that matches the function's slope.
+ */
+static void test_cache_loss(void **state)
+{
+    (void)state;
+    assert_true(corun__cache_loss(1, 0, 2) == 0);
+    assert_true(fabs(corun__cache_loss(1, 1e9, 2) - 1) < 1e-6);
+    /* u -> 0: the share lost. */
+    assert_true(fabs(corun__cache_loss(1, 3, 0) - 0.75) < 1e-12);
+    assert_true(fabs(corun__cache_loss(1, 3, 1e-4) - 0.75) < 1e-4);
+    /* Half of a cache six times the working set: exp(-3) of it. */
+    assert_true(corun__cache_loss(1, 1, 6) < 0.05);
+    assert_true(corun__cache_loss(1, 1, 6) < corun__cache_loss(1, 1, 1));
+    for (double u = 0; u < 8; u += 0.7)
+        for (double o = 0.05; o < 5; o *= 1.9) {
+            double h = 1e-6,
+                   slope = (corun__cache_loss(0.8, o + h, u) - corun__cache_loss(0.8, o - h, u)) /
+                           (2 * h);
+
+            assert_true(fabs(slope - corun__cache_loss_do(0.8, o, u)) < 1e-5);
+            assert_true(corun__cache_loss(0.8, o, u) >= 0 && corun__cache_loss(0.8, o, u) <= 1);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_cache_loss),
         cmocka_unit_test(test_frequency_is_not_interference),
         cmocka_unit_test(test_learns_pair_interference),
         cmocka_unit_test(test_missing_counters),
