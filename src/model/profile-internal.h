@@ -57,9 +57,17 @@ double corun__class_ws_mb(enum corun_class cls);
  * the cache (u small) that is the share lost, 1 - k; for a small one it
  * stays near 0 until the share left is under its working set.
  */
+static inline double corun__cache_loss_e(double own, double others, double u, double eu);
+
 static inline double corun__cache_loss(double own, double others, double u)
 {
-    double k, e;
+    return corun__cache_loss_e(own, others, u, exp(-u));
+}
+
+/* corun__cache_loss() with @eu = exp(-@u) computed once by the caller. */
+static inline double corun__cache_loss_e(double own, double others, double u, double eu)
+{
+    double k;
 
     if (!(others > 0))
         return 0;
@@ -67,8 +75,7 @@ static inline double corun__cache_loss(double own, double others, double u)
     k = own / (own + others);
     if (u < 1e-6)
         return 1 - k;
-    e = exp(-u);
-    return (exp(-k * u) - e) / (1 - e);
+    return (exp(-k * u) - eu) / (1 - eu);
 }
 
 /* d corun__cache_loss() / d @others. */

@@ -52,7 +52,8 @@ struct corun__pm {
     const struct corun_topo *topo;
     unsigned n, ncpus;
     double *press, *sens; /* n * CORUN__PM_NLEV, row per task */
-    double *u;            /* n * CORUN__PM_NLEV: cache size over working set (L2, L3) */
+    double *u, *eu;       /* n * CORUN__PM_NLEV: cache size over working set (L2, L3),
+                             and exp(-u) */
     double *w;            /* weight */
     double *mf;           /* memory-stall share of its time, 0..1 */
     double *cap;          /* per CPU relative capacity, 1 the fastest */
@@ -131,7 +132,8 @@ static inline double corun__pm_dmg(unsigned li, double p, double sc)
 static inline double corun__pm_cdmg(const struct corun__pm *pm, unsigned i, unsigned li, double own,
                                     double others, double sc)
 {
-    return sc * corun__cache_loss(own, others, pm->u[i * CORUN__PM_NLEV + li]);
+    return sc * corun__cache_loss_e(own, others, pm->u[i * CORUN__PM_NLEV + li],
+                                    pm->eu[i * CORUN__PM_NLEV + li]);
 }
 
 /* Weight of neighbour pressure at level index @li for CPU @c. */

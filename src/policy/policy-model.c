@@ -259,6 +259,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->press = malloc((n ? n : 1) * CORUN__PM_NLEV * sizeof(double));
     pm->sens = malloc((n ? n : 1) * CORUN__PM_NLEV * sizeof(double));
     pm->u = calloc((n ? n : 1) * CORUN__PM_NLEV, sizeof(double));
+    pm->eu = calloc((n ? n : 1) * CORUN__PM_NLEV, sizeof(double));
     pm->w = malloc((n ? n : 1) * sizeof(double));
     pm->mf = malloc((n ? n : 1) * sizeof(double));
     pm->cap = malloc((nc ? nc : 1) * sizeof(double));
@@ -276,7 +277,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->ncore = corun_topo_ndomains(pm->topo, CORUN_LEVEL_CORE);
     pm->pkg_cores = calloc(pm->npkg ? pm->npkg : 1, sizeof(unsigned));
     if (!pm->home || !pm->mnode || !pm->node || !pm->pkg || !pm->core || !pm->pkg_cores ||
-        !pm->press || !pm->sens || !pm->u || !pm->w || !pm->mf || !pm->cap || !pm->dom ||
+        !pm->press || !pm->sens || !pm->u || !pm->eu || !pm->w || !pm->mf || !pm->cap || !pm->dom ||
         !pm->scale || !pm->cls || !pm->ms || !pm->mp) {
         corun__pm_release(pm);
         return -ENOMEM;
@@ -323,8 +324,10 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
                 s = t->sensitivity[corun__pm_levels[li]];
             pm->press[i * CORUN__PM_NLEV + li] = p > 0 ? p : 0;
             pm->sens[i * CORUN__PM_NLEV + li] = s > 0 ? s : 0;
-            if (li == 1 || li == 2)
+            if (li == 1 || li == 2) {
                 pm->u[i * CORUN__PM_NLEV + li] = geom.c_mb[li - 1] / corun__class_ws_mb(cls);
+                pm->eu[i * CORUN__PM_NLEV + li] = exp(-pm->u[i * CORUN__PM_NLEV + li]);
+            }
         }
         {
             double p0, s0;
@@ -353,6 +356,7 @@ void corun__pm_release(struct corun__pm *pm)
     free(pm->press);
     free(pm->sens);
     free(pm->u);
+    free(pm->eu);
     free(pm->w);
     free(pm->mf);
     free(pm->cap);
