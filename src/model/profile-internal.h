@@ -40,8 +40,9 @@ void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *
 void corun__prior_geom(const struct corun__cache_geom *g, enum corun_class cls,
                        enum corun_level level, double *pressure, double *sensitivity);
 
-/* A typical working set of class @cls in MB (the middle of its range in
- * ../shared/SIMULATOR.md): the scale of its miss curve exp(-c / ws). */
+/* A typical working set of class @cls in MB (class_ws_mb[] in
+ * profile-prior.c says where each comes from): the scale of its miss curve
+ * exp(-c / ws); 16 for an unknown class. */
 double corun__class_ws_mb(enum corun_class cls);
 
 /* Least own pressure a task keeps a cache share with. */

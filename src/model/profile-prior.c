@@ -31,7 +31,11 @@
  * smaller part of it, and prior_one() divides them by the size over the
  * reference (down to a quarter). Without it four rabbits sharing a 48 MB
  * L3 were predicted as slow as rabbits beside streamers there (0.44 of
- * their speed alone against 0.70-0.83 in the simulator). */
+ * their speed alone against 0.70-0.83 in the simulator). Since the cache
+ * loss went by the share a task keeps (corun__cache_loss()), a scale common
+ * to an L3's tasks cancels out of that share; it still weighs the spill of
+ * a core's tasks (corun__pm_l3_dmg()) and the first placement's damage to
+ * others. */
 static const double prior_press[CORUN_NCLASSES][4] = {
     [CORUN_CLASS_COMPUTE] = {1.00, 0.01, 0.02, 0.00},
     [CORUN_CLASS_SHEEP] = {0.50, 0.05, 0.10, 0.05},
