@@ -58,13 +58,6 @@ double corun__class_ws_mb(enum corun_class cls);
  * the cache (u small) that is the share lost, 1 - k; for a small one it
  * stays near 0 until the share left is under its working set.
  */
-static inline double corun__cache_loss_e(double own, double others, double u, double eu);
-
-static inline double corun__cache_loss(double own, double others, double u)
-{
-    return corun__cache_loss_e(own, others, u, exp(-u));
-}
-
 /* corun__cache_loss() with @eu = exp(-@u) computed once by the caller. */
 static inline double corun__cache_loss_e(double own, double others, double u, double eu)
 {
@@ -77,6 +70,11 @@ static inline double corun__cache_loss_e(double own, double others, double u, do
     if (u < 1e-6)
         return 1 - k;
     return (exp(-k * u) - eu) / (1 - eu);
+}
+
+static inline double corun__cache_loss(double own, double others, double u)
+{
+    return corun__cache_loss_e(own, others, u, exp(-u));
 }
 
 /* d corun__cache_loss() / d @others. */

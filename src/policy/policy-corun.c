@@ -521,9 +521,7 @@ static void deal(struct ctx *cx, struct child *ch, unsigned nch, unsigned *tasks
                 double sc = corun__pm_scale(pm, c->cpus[0], li);
 
                 x += S(pm, t, li) *
-                     (li == 1 || li == 2
-                          ? corun__pm_cdmg(pm, t, li, P(pm, t, li) / share, c->psum[li] / share, sc)
-                          : corun__pm_dmg(li, c->psum[li] / share, sc));
+                     corun__pm_tdmg(pm, t, li, P(pm, t, li) / share, c->psum[li] / share, sc);
                 /* What it costs the others here: their summed
                  * sensitivity, at the share lost by a task of pressure
                  * 1 (no one victim; the local search weighs each). */

@@ -136,6 +136,16 @@ static inline double corun__pm_cdmg(const struct corun__pm *pm, unsigned i, unsi
                                     pm->eu[i * CORUN__PM_NLEV + li]);
 }
 
+/* Damage to task @i at level index @li (1-3) of weight @sc, pressing @own
+ * there beside @others: corun__pm_cdmg() in a cache, corun__pm_dmg() in a
+ * memory domain. */
+static inline double corun__pm_tdmg(const struct corun__pm *pm, unsigned i, unsigned li, double own,
+                                    double others, double sc)
+{
+    return li == 1 || li == 2 ? corun__pm_cdmg(pm, i, li, own, others, sc)
+                              : corun__pm_dmg(li, others, sc);
+}
+
 /* Weight of neighbour pressure at level index @li for CPU @c. */
 static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, unsigned li)
 {

@@ -437,18 +437,13 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                     x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],
                                           pm->mp[i] / cnt[cpu[i]],
                                           corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum[2], core3[d]));
-                else if (d >= 0 && (li == 1 || li == 2)) {
+                else if (d >= 0) {
                     double own = pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
 
                     x += pm->sens[i * CORUN__PM_NLEV + li] *
-                         corun__pm_cdmg(pm, i, li, own, sum[li][d] - own,
+                         corun__pm_tdmg(pm, i, li, own, sum[li][d] - own,
                                         corun__pm_scale(pm, (unsigned)cpu[i], li));
-                } else if (d >= 0)
-                    x += pm->sens[i * CORUN__PM_NLEV + li] *
-                         corun__pm_dmg(li,
-                                       sum[li][d] -
-                                           pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]],
-                                       corun__pm_scale(pm, (unsigned)cpu[i], li));
+                }
             }
             x += corun__pm_remote_x(pm, i, (unsigned)cpu[i]);
             {
@@ -489,20 +484,11 @@ double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, u
             xb += pm->ms[b] * (pm->pair[cb][ca] + d3b * pm->spill[cb][ca]) * pm->mp[a];
             continue;
         }
-        if (li == 3) {
-            xa += pm->sens[a * CORUN__PM_NLEV + li] *
-                  corun__pm_dmg(li, pm->press[b * CORUN__PM_NLEV + li],
-                                corun__pm_scale(pm, cpu_a, li));
-            xb += pm->sens[b * CORUN__PM_NLEV + li] *
-                  corun__pm_dmg(li, pm->press[a * CORUN__PM_NLEV + li],
-                                corun__pm_scale(pm, cpu_b, li));
-            continue;
-        }
         xa += pm->sens[a * CORUN__PM_NLEV + li] *
-              corun__pm_cdmg(pm, a, li, pm->press[a * CORUN__PM_NLEV + li],
+              corun__pm_tdmg(pm, a, li, pm->press[a * CORUN__PM_NLEV + li],
                              pm->press[b * CORUN__PM_NLEV + li], corun__pm_scale(pm, cpu_a, li));
         xb += pm->sens[b * CORUN__PM_NLEV + li] *
-              corun__pm_cdmg(pm, b, li, pm->press[b * CORUN__PM_NLEV + li],
+              corun__pm_tdmg(pm, b, li, pm->press[b * CORUN__PM_NLEV + li],
                              pm->press[a * CORUN__PM_NLEV + li], corun__pm_scale(pm, cpu_b, li));
     }
     return pm->w[a] * corun__pm_cf(pm, a, cpu_a, 1.0) * (1.0 - 1.0 / (1.0 + xa)) +

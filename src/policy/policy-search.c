@@ -114,15 +114,12 @@ static double speed_of(const struct ls *ls, unsigned t)
 
         if (li == 3 && pm->home[t] >= 0)
             continue;
-        if (d >= 0 && li < 3) {
+        if (d >= 0) {
             double own = pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c];
 
             x += pm->sens[t * CORUN__PM_NLEV + li] *
-                 corun__pm_cdmg(pm, t, li, own, ls->sum[li][d] - own, corun__pm_scale(pm, c, li));
-        } else if (d >= 0)
-            x += pm->sens[t * CORUN__PM_NLEV + li] *
-                 corun__pm_dmg(li, (ls->sum[li][d] -
-                                        pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c]), corun__pm_scale(pm, c, li));
+                 corun__pm_tdmg(pm, t, li, own, ls->sum[li][d] - own, corun__pm_scale(pm, c, li));
+        }
     }
     {
         int p = pm->pkg[c];
