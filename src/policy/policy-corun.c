@@ -74,9 +74,12 @@ struct ctx {
  * Which CPUs hold how many tasks, in cx->slots: the spread order, with at
  * most @cap busy cores per package when @cap is not 0 (their second threads
  * then take the tasks the idle cores would have: a turbo bin higher can be
- * worth it). Returns 0 or -ENOMEM.
+ * worth it). The number of CPUs it keeps goes to *@kept: fewer than the
+ * tasks means some CPU holds two (a hybrid part's single-thread cores make
+ * @cap cores hold fewer threads than the SMT width says). Returns 0 or
+ * -ENOMEM.
  */
-static int pick_slots(struct ctx *cx, unsigned cap)
+static int pick_slots(struct ctx *cx, unsigned cap, unsigned *kept)
 {
     const struct corun__pm *pm = cx->pm;
     unsigned *order, n, k = 0;
@@ -135,6 +138,7 @@ static int pick_slots(struct ctx *cx, unsigned cap)
     }
     for (unsigned t = 0; t < pm->n; t++)
         cx->slots[order[k++ % n]]++;
+    *kept = n;
     free(order);
     return 0;
 }
@@ -780,7 +784,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
 {
     struct corun__pm pm;
     struct ctx cx = {0};
-    unsigned n = snap->ntasks, *cpus = NULL, ncpus, *tasks = NULL;
+    unsigned n = snap->ntasks, *cpus = NULL, ncpus, *tasks = NULL, kept;
     int *cur = NULL, *alt = NULL, *scratch = NULL, err;
     double obj, obj_alt, *l3 = NULL;
 
@@ -801,7 +805,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
         err = -ENOMEM;
         goto out_free;
     }
-    err = pick_slots(&cx, 0);
+    err = pick_slots(&cx, 0, &kept);
     if (!err)
         err = corun__cpus_dense(snap->topo, &cpus, &ncpus);
     if (err)
@@ -840,9 +844,11 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
             break;
         if (!(pm.turbo_rel[c] < pm.turbo_rel[c - 1] - 1e-9) || c * pm.npkg >= n)
             continue;
-        err = pick_slots(&cx, c);
+        err = pick_slots(&cx, c, &kept);
         if (err)
             goto out_free;
+        if (kept < n) /* not a thread each: no smaller cap has more */
+            break;
         for (unsigned i = 0; i < n; i++) {
             tasks[i] = i;
             alt[i] = -1;

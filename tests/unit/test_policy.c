@@ -614,6 +614,31 @@ static void test_turbo_bin_edge(void **state)
 }
 
 /*
+ * A bin edge that cannot hold a task per thread is not taken. On the Raptor
+ * Lake part (six P-cores of two threads, eight E-cores of one: 20 CPUs) ten
+ * busy cores hold at most 16 threads; with twenty tasks and a bin at ten
+ * cores, a plan built for ten cores would put two tasks on a CPU. It did
+ * (the cap counted every core as two threads), and the engine refused the
+ * plan.
+ */
+static void test_turbo_bin_hybrid(void **state)
+{
+    struct corun_topo *t = fixture_topo("Intel-RaptorLake-Corei7-1370P.xml");
+    struct corun_task_profile tk[20];
+    double bins[14];
+    struct corun_snapshot s = {
+        .topo = t, .ntasks = 20, .tasks = tk, .seed = 5, .turbo_rel = bins, .turbo_n = 14};
+    int cpu[20];
+
+    for (unsigned i = 0; i < 14; i++)
+        bins[i] = i < 10 ? 1.0 : 0.6;
+    for (unsigned i = 0; i < 20; i++)
+        tk[i] = task(i, i % 2 ? CORUN_CLASS_SHEEP : CORUN_CLASS_COMPUTE);
+    place("corun", &s, cpu); /* checks the plan: one task per CPU */
+    corun_topo_free(t);
+}
+
+/*
  * A bin barely worth it is not taken. Thirty compute tasks on 32 SMT cores,
  * the bin at 24 busy cores 28% faster: the predictor rates them on 24 cores
  * (twelve sharing six) 0.27 above one per core, less than its doubt about
@@ -673,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_predict_cache_share),
         cmocka_unit_test(test_turbo_table),
         cmocka_unit_test(test_turbo_bin_edge),
+        cmocka_unit_test(test_turbo_bin_hybrid),
         cmocka_unit_test(test_turbo_doubt),
     };
 
