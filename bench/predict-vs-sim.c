@@ -12,11 +12,11 @@
  * Per learned class it prints the summed speeds, true and predicted, of
  * both placements; with -v, every task.
  *
- * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS [RUNSEED] [-v]
+ * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v]
  * (MACHINE: a topology XML or a simulator preset; the mix is
  * `random:NTASKS:MIXSEED` of corun sim, or NTASKS tasks of the simulator
- * class CLASS, as bench/policies' homogeneous mixes). The last line is
- * JSON.
+ * class CLASS, as bench/policies' homogeneous mixes, or its adversarial
+ * mix). The last line is JSON.
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,26 +29,33 @@
 #include "corun/topo.h"
 
 /* A mix of @n tasks of the class named @name (as bench/policies' homogeneous
- * mixes): 0 with *@out, 0 with NULL when @name is a seed, -1 on failure. */
+ * mixes), or of "adversarial" (its adversarial mixes: streaming, rabbit,
+ * chasing and compute-int in turn): 0 with *@out, 0 with NULL when @name is
+ * a seed, -1 on failure. */
 static int homogeneous(const char *name, unsigned n, struct corun_sim_workload **out)
 {
+    static const int adv[] = {CORUN_SIM_STREAMING, CORUN_SIM_RABBIT, CORUN_SIM_CHASING,
+                              CORUN_SIM_COMPUTE_INT};
     struct corun_sim_workload *w;
+    bool mixed = !strcmp(name, "adversarial");
     int cls = -1;
 
     *out = NULL;
     for (int c = 0; c < CORUN_SIM_NCLASSES; c++)
         if (!strcmp(name, corun_sim_class_name(c)))
             cls = c;
-    if (cls < 0)
+    if (cls < 0 && !mixed)
         return 0;
     if (!n || corun_sim_workload_random(n, 1, &w))
         return -1;
     for (unsigned i = 0; i < n; i++) {
+        int ci = mixed ? adv[i % 4] : cls;
+
         memset(&w->tasks[i], 0, sizeof(w->tasks[i]));
-        w->tasks[i].cls = cls;
+        w->tasks[i].cls = ci;
         w->tasks[i].nphases = 1;
-        corun_sim_class_preset(cls, &w->tasks[i].phase[0]);
-        snprintf(w->tasks[i].name, sizeof(w->tasks[i].name), "%s%u", name, i);
+        corun_sim_class_preset(ci, &w->tasks[i].phase[0]);
+        snprintf(w->tasks[i].name, sizeof(w->tasks[i].name), "%s%u", corun_sim_class_name(ci), i);
     }
     *out = w;
     return 0;
@@ -105,7 +112,8 @@ int main(int argc, char **argv)
     double *pc, *po, *tc, *to, PC, PO, TC, TO, TK, agg[CORUN_NCLASSES + 1][5] = {{0}};
 
     if (argc < 4 || argc > 6 || (argc == 6 && !verbose)) {
-        fprintf(stderr, "usage: predict-vs-sim MACHINE NTASKS MIXSEED [RUNSEED] [-v]\n");
+        fprintf(stderr,
+                "usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v]\n");
         return 2;
     }
     if (strstr(argv[1], ".xml")) {
