@@ -289,9 +289,10 @@ static void test_memory_follows(void **state)
 
 /* Every policy, every fixture topology, several task counts: plans valid
  * (usable CPUs, distinct while tasks fit: place() checks) and identical for
- * equal inputs; without a turbo table and with one that loses a little
- * with each busy core (AMD's linear turbo), under which corun also weighs
- * a plan on fewer busy cores where the tasks outnumber the cores. */
+ * equal inputs; without a turbo table, with one that loses a little with
+ * each busy core (AMD's linear turbo) and with one that steps down every
+ * fourth (Intel's bins), under which corun also weighs plans on fewer busy
+ * cores where the tasks outnumber the cores. */
 static void test_valid_and_deterministic(void **state)
 {
     DIR *d = opendir(fixture("topologies"));
@@ -300,10 +301,12 @@ static void test_valid_and_deterministic(void **state)
     static const enum corun_class cls[] = {CORUN_CLASS_STREAMING, CORUN_CLASS_COMPUTE,
                                            CORUN_CLASS_RABBIT,    CORUN_CLASS_SHEEP,
                                            CORUN_CLASS_CHASING,   CORUN_CLASS_UNKNOWN};
-    double linear[128];
+    double linear[128], steps[128];
 
-    for (unsigned i = 0; i < 128; i++)
+    for (unsigned i = 0; i < 128; i++) {
         linear[i] = 1.0 - 0.12 * i / 127;
+        steps[i] = 1.0 - 0.03 * (i / 4);
+    }
     assert_non_null(d);
     while ((e = readdir(d))) {
         struct corun_topo *t;
@@ -318,7 +321,7 @@ static void test_valid_and_deterministic(void **state)
         counts[1] = usable / 2 ? usable / 2 : 1;
         counts[2] = usable;
         counts[3] = usable + 3;
-        for (unsigned k = 0; k < 8; k++) {
+        for (unsigned k = 0; k < 12; k++) {
             unsigned n = counts[k % 4];
             struct corun_task_profile *tk = calloc(n, sizeof(*tk));
             int *a = calloc(n, sizeof(int)), *b = calloc(n, sizeof(int));
@@ -326,8 +329,8 @@ static void test_valid_and_deterministic(void **state)
                                        .round = 4};
 
             if (k >= 4) {
-                s.turbo_rel = linear;
-                s.turbo_n = sizeof(linear) / sizeof(linear[0]);
+                s.turbo_rel = k < 8 ? linear : steps;
+                s.turbo_n = 128;
             }
             for (unsigned i = 0; i < n; i++)
                 tk[i] = task(i, cls[(i * 7) % 6]);
