@@ -163,6 +163,10 @@ struct corun_engine_stats {
     uint64_t reverted;     /* of those, taken back */
     /* Appended: memory that followed its task to another node. */
     uint64_t mem_moves;
+    /* Appended: plans not applied because a change was taken back lately
+     * and this one's predicted gain is below what that one fell short of
+     * its prediction (the engine's doubt; docs/internals/engine.md). */
+    uint64_t doubted;
 };
 
 struct corun_engine;

@@ -329,6 +329,9 @@ struct corun_sim_result {
      * and the task-seconds they stalled tasks for. */
     unsigned mem_moves;
     double mem_stall_s;
+    /* Appended. A policy run: plans the engine did not apply for the doubt
+     * a change taken back left (corun_engine_stats.doubted); 0 otherwise. */
+    unsigned doubted;
 };
 
 /* The metrics of the run so far. 0, -ENODATA before any time passed, -ENOMEM. */

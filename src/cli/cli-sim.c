@@ -271,6 +271,7 @@ static void print_json(struct sim_cli *c)
             json_obj_begin_inline(&j);
             json_kuint(&j, "judged", r->res.trials);
             json_kuint(&j, "reverted", r->res.reverted);
+            json_kuint(&j, "doubted", r->res.doubted);
             json_obj_end(&j);
         } else {
             json_knull(&j, "outcome_check");
@@ -334,8 +335,8 @@ static void print_table(struct sim_cli *c)
         else if (r->ref == CORUN_SIM_REF_BASELINE || r->ref == CORUN_SIM_REF_RANDOM)
             snprintf(search, sizeof(search), "mean of %u seeds", c->opts.seeds);
         else if (r->ref < 0 && r->res.trials)
-            snprintf(search, sizeof(search), "checked %u changes, took back %u", r->res.trials,
-                     r->res.reverted);
+            snprintf(search, sizeof(search), "checked %u changes, took back %u, doubted %u plans",
+                     r->res.trials, r->res.reverted, r->res.doubted);
         if (r->res.mem_moves) {
             size_t l = strlen(search);
 

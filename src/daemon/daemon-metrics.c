@@ -95,6 +95,10 @@ static void write_all(FILE *f, const struct corun_daemon *d)
         metric_head(f, "corun_daemon_changes_taken_back_total", "counter",
                     "Of those, changes taken back: the counters measured a loss.");
         fprintf(f, "corun_daemon_changes_taken_back_total %llu\n", (unsigned long long)st.reverted);
+        metric_head(f, "corun_daemon_changes_doubted_total", "counter",
+                    "Plans not applied: predicted to gain less than a change taken back "
+                    "lately fell short of its prediction.");
+        fprintf(f, "corun_daemon_changes_doubted_total %llu\n", (unsigned long long)st.doubted);
     }
     metric_head(f, "corun_daemon_restores_total", "counter",
                 "Processes given back their original affinity.");

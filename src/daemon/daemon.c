@@ -471,6 +471,7 @@ static void status(struct corun_daemon *d, const struct corun_ctl_peer *peer,
             corun_engine_stats(d->eng, &st);
         kv_num(b, "changes_judged_total", (double)st.trials, true);
         kv_num(b, "changes_taken_back_total", (double)st.reverted, true);
+        kv_num(b, "changes_doubted_total", (double)st.doubted, true);
     }
     kv_num(b, "errors_esrch", (double)d->err_esrch, true);
     kv_num(b, "errors_eperm", (double)d->err_eperm, true);

@@ -380,11 +380,13 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
     struct plan_ctx pc = {0};
     struct corun_plan plan;
     unsigned m = 0, moves = 0;
-    bool all_pinned = true, any_pinned = false, unpins = false;
+    bool all_pinned = true, any_pinned = false, unpins = false, known;
+    double gain;
     int err = -ENOMEM;
 
     if (e->trial && corun__engine_trial_judge(e, now) != CORUN__KEEP)
         return 0;
+    e->doubt *= DOUBT_DECAY;
     if (e->hold) {
         e->hold--;
         return 0;
@@ -448,12 +450,30 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
         unpins |= pc.want[k] < 0 && pc.cur[k] >= 0;
     if (!moves)
         goto out_free;
+    /* What the change is predicted to gain, where every task's CPU is
+     * known (a task whose CPU is not is predicted alone, whatever its
+     * neighbours; a policy that unpins leaves some so): judged against the
+     * doubt a change taken back left and, for the trial, against what the
+     * outcome check measures (engine-check.c). */
+    known = !unpins;
+    for (unsigned k = 0; k < m; k++)
+        known &= pc.cur[k] >= 0;
+    gain = known || (any_pinned && all_pinned && !unpins)
+               ? corun_policy_predict(&pc.snap, pc.want, NULL) -
+                     corun_policy_predict(&pc.snap, pc.cur, NULL)
+               : NAN;
+    if (known && e->doubt > 0 && gain < e->doubt) {
+        e->st.doubted++;
+        for (unsigned k = 0; k < m; k++)
+            if (pc.want[k] != pc.cur[k])
+                e->tasks[pc.live[k]].state = CORUN_ENGINE_HELD;
+        goto out_free;
+    }
+    e->tr_gain = known ? gain : NAN;
     /* The first move of what follows starts a trial. */
     e->arm = true;
     if (any_pinned && all_pinned && !unpins) {
-        double gain = corun_policy_predict(&pc.snap, pc.want, NULL) -
-                      corun_policy_predict(&pc.snap, pc.cur, NULL),
-               cost = 0;
+        double cost = 0;
 
         for (unsigned k = 0; k < m; k++)
             cost += move_cost_of(e, &pc, k);
@@ -465,12 +485,14 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
             goto out_free;
         }
         if (moves > move_cap(e, m)) {
+            e->tr_gain = NAN; /* a part of the change is tried */
             err = apply_capped(e, &pc, m, move_cap(e, m), true, now);
             goto out_free;
         }
     } else if (e->o.max_moves && moves > e->o.max_moves && !e->warming) {
         /* The caller's cap holds for first placements too: the best
          * predicted first, the policy trusted for the rest. */
+        e->tr_gain = NAN;
         err = apply_capped(e, &pc, m, e->o.max_moves, false, now);
         goto out_free;
     }

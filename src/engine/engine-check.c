@@ -34,6 +34,7 @@ void corun__engine_world_changed(struct corun_engine *e, uint64_t now)
 {
     for (unsigned i = 0; i < e->ntasks; i++)
         e->tasks[i].nrate = 0;
+    e->doubt = 0; /* it was about other tasks */
     if (e->trial)
         follow_kept(e, now);
     e->trial = false;
@@ -140,6 +141,12 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
         t->nrate = 0;
     }
     e->st.reverted++;
+    /* A change like it is predicted to gain as much again: until the
+     * doubt has decayed, a plan must be predicted to gain more than this
+     * one fell short by (what the retries cost was measured on the
+     * Ryzen 7950X of bench/heldout4: docs/internals/engine.md). */
+    if (isfinite(e->tr_gain) && e->tr_gain - delta > e->doubt)
+        e->doubt = e->tr_gain - delta;
     e->hold = CHECK_HOLD << (e->fails < 4 ? e->fails : 4);
     if (e->hold > CHECK_HOLD_MAX)
         e->hold = CHECK_HOLD_MAX;

@@ -18,6 +18,10 @@
 #define CHECK_EARLY    0.02
 #define CHECK_HOLD     4
 #define CHECK_HOLD_MAX 64
+/* The doubt a taken-back change leaves (what it fell short of its
+ * prediction, in summed relative speed) shrinks by this factor per
+ * interval: halved in 64, the longest hold. */
+#define DOUBT_DECAY 0.98923
 
 struct etask {
     struct corun_engine_task t;
@@ -70,6 +74,9 @@ struct corun_engine {
     uint64_t mem_settled_ns; /* clock time by which the last memory moved has settled */
     unsigned hold;       /* intervals left without plans */
     unsigned fails;      /* consecutive failed trials */
+    double tr_gain;      /* predicted gain of the change being measured, NaN unknown */
+    double doubt;        /* predicted gain a change must beat: what the last one taken
+                            back fell short of its prediction, decaying; 0 none */
     bool mem_follows;    /* memory is moved with its task (opts.no_mem_follow) */
     bool mem_refused;    /* the kernel refused a memory move for good (EPERM, ENOSYS) */
     bool placing;        /* plans are made (an actuator, corun_engine_set_placing) */

@@ -86,6 +86,7 @@ int corun_engine_new(const struct corun_engine_opts *opts, struct corun_engine *
     else if (e->o.mem_move_cost < 0)
         e->o.mem_move_cost = 0;
     e->placing = e->o.act != NULL;
+    e->tr_gain = NAN;
     mem_follows_again(e);
     err = corun_profiler_new(e->o.topo, e->o.profile, &e->prof);
     if (err) {

@@ -119,6 +119,7 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
         corun_engine_stats(eng, &st);
         out->trials = (unsigned)st.trials;
         out->reverted = (unsigned)st.reverted;
+        out->doubted = (unsigned)st.doubted;
     }
     for (unsigned i = 0; !err && opts->profiles && i < ntasks; i++) {
         err = corun_engine_profile(eng, i, &opts->profiles[i]);

@@ -480,6 +480,7 @@ static void test_outcome_check_takes_back(void **state)
     corun_daemon_ctl(d, &root, &req, &b);
     assert_non_null(strstr(b.data, "\"changes_judged_total\": 1,"));
     assert_non_null(strstr(b.data, "\"changes_taken_back_total\": 1,"));
+    assert_non_null(strstr(b.data, "\"changes_doubted_total\": 0,"));
     corun_ctl_buf_release(&b);
     /* The engine holds a while: the same plan is not applied at once. */
     tick(d, 6);
@@ -608,6 +609,7 @@ static void test_observe_only_and_status(void **state)
     assert_non_null(strstr(text, "corun_process_ipc{pid=\"100\",comm=\"sleep\"} 2\n"));
     assert_non_null(strstr(text, "# TYPE corun_daemon_migrations_total counter\n"));
     assert_non_null(strstr(text, "corun_daemon_changes_judged_total 0\n"));
+    assert_non_null(strstr(text, "corun_daemon_changes_doubted_total 0\n"));
     free(text);
     unlink(path);
     assert_int_equal(corun_daemon_write_metrics(d, "/nonexistent-dir/m.prom"), -ENOENT);

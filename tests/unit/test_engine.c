@@ -474,6 +474,39 @@ static void test_outcome_check_early(void **state)
     }
 }
 
+/* A change taken back leaves a doubt: the same plan, predicted to gain as
+ * much again, is not tried again while the doubt lasts (before, the
+ * holds of 4, 8, 16... intervals only spaced the retries out, and a retry
+ * that measured a loss within the margin was kept). A task that leaves
+ * changes the world, and the doubt with it: the next plan is tried. */
+static void test_outcome_check_doubt(void **state)
+{
+    struct corun_engine *e = engine("corun", 0, 0);
+    struct corun_engine_stats st;
+
+    W.inverted = true;
+    /* Where the kernel runs them, as a caller that reads it says: the
+     * predicted gain of a plan needs every task's CPU. */
+    for (unsigned i = 0; i < NT; i++)
+        assert_int_equal(corun_engine_set_cpu(e, i, (int)i), 0);
+    /* 100 intervals: without the doubt, four trials or more. */
+    assert_int_equal(corun_engine_run(e, 10000000000ull, NULL), 0);
+    corun_engine_stats(e, &st);
+    print_message("trials %lu reverted %lu doubted %lu split %.2f s\n", (unsigned long)st.trials,
+                  (unsigned long)st.reverted, (unsigned long)st.doubted, (double)W.split_ns / 1e9);
+    assert_int_equal(st.trials, 1);
+    assert_int_equal(st.reverted, 1);
+    assert_true(st.doubted >= 10);
+    assert_false(good_pairing());
+    /* Task 3 (memory-bound) leaves: compute task 1 now gains from the
+     * move as much as before, and it is tried again. */
+    assert_int_equal(corun_engine_remove(e, 3), 0);
+    assert_int_equal(corun_engine_run(e, 2000000000ull, NULL), 0);
+    corun_engine_stats(e, &st);
+    assert_true(st.trials >= 2);
+    corun_engine_free(e);
+}
+
 /* A task whose reads start failing while a change is judged (it exited)
  * does not stall the check: the change is judged on the others. */
 static void test_outcome_check_survives_failing_task(void **state)
@@ -875,6 +908,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outcome_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_hint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check_early, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_outcome_check_doubt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outcome_check_survives_failing_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_handle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_turbo_table_reaches_policy, setup, teardown),
