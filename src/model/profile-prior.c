@@ -123,18 +123,25 @@ static const struct corun__cache_geom ref_geom = {.c_mb = {2, 16}, .p_mb = {0.03
  * class-pair table (victim row, aggressor column: extra run time of the
  * victim), fitted to the simulator's SMT pair slowdowns less what the same
  * pair costs on two cores of one LLC (counted at the L3 and memory levels),
- * on an otherwise idle machine: the median over the SMT presets printed by
- * `make bench && build/bench/fit-core-pair`. Two sheep barely interfere
- * there (0.01); beside a loaded LLC they do (about 0.2 in the simulator),
- * which core_spill[][] below adds.
+ * on an otherwise idle machine: the median over the five SMT presets and
+ * the Skylake 2x6140 fixture, which runs on the simulator's defaults as
+ * most machines do, printed by `make bench && build/bench/fit-core-pair
+ * ../shared/fixtures/topologies/Intel-Skylake-2xXeon6140.xml`. Two sheep
+ * barely interfere on the wide presets (0.01), more at the defaults'
+ * issue width (0.05) and on skx28 (0.09); fitted to the presets alone the
+ * entry was 0.01, and corun paired sheep for turbo bins where the
+ * simulator's defaults made that a loss (bench/heldout4's Ryzen 7950X and
+ * Sapphire Rapids, docs/internals/model.md). Beside a loaded LLC they
+ * interfere more (about 0.2 in the simulator), which core_spill[][] below
+ * adds.
  * A task's learned core sensitivity and pressure scale its row and column.
  */
 static const double core_pair[CORUN_NCLASSES][CORUN_NCLASSES] = {
-    [CORUN_CLASS_COMPUTE] = {0.62, 0.33, 0.32, 0.73, 0.46},
-    [CORUN_CLASS_SHEEP] = {0.29, 0.01, 0.01, 0.13, 0.03},
-    [CORUN_CLASS_RABBIT] = {0.24, 0.05, 0.07, 0.19, 0.08},
-    [CORUN_CLASS_CHASING] = {0.14, 0.10, 0.11, 0.24, 0.11},
-    [CORUN_CLASS_STREAMING] = {0.33, 0.17, 0.18, 0.31, 0.48},
+    [CORUN_CLASS_COMPUTE] = {0.65, 0.36, 0.33, 0.76, 0.48},
+    [CORUN_CLASS_SHEEP] = {0.31, 0.03, 0.01, 0.16, 0.04},
+    [CORUN_CLASS_RABBIT] = {0.26, 0.06, 0.07, 0.20, 0.08},
+    [CORUN_CLASS_CHASING] = {0.15, 0.11, 0.11, 0.25, 0.11},
+    [CORUN_CLASS_STREAMING] = {0.34, 0.17, 0.18, 0.34, 0.49},
 };
 
 /*
@@ -144,15 +151,15 @@ static const double core_pair[CORUN_NCLASSES][CORUN_NCLASSES] = {
  * other tenants. In an idle LLC those misses hit (the pair table, fitted
  * there); in a full one they go to memory. Extra run time of the victim per
  * unit of the L3 share it loses (the L3 damage P/(1+P) of the predictor),
- * victim row, aggressor column: `make bench && build/bench/fit-core-pair`
- * fits it to the simulator's SMT pairs beside four streamers in the LLC.
+ * victim row, aggressor column: fit-core-pair (as above) fits it to the
+ * simulator's SMT pairs beside four streamers in the LLC.
  */
 static const double core_spill[CORUN_NCLASSES][CORUN_NCLASSES] = {
-    [CORUN_CLASS_COMPUTE] = {0.02, 0.08, 0.29, 0.16, 0.08},
-    [CORUN_CLASS_SHEEP] = {0.09, 0.09, 0.21, 0.23, 0.16},
-    [CORUN_CLASS_RABBIT] = {0.48, 0.25, 0.37, 0.70, 0.35},
-    [CORUN_CLASS_CHASING] = {0.12, 0.13, 0.18, 0.26, 0.11},
-    [CORUN_CLASS_STREAMING] = {0.04, 0.04, 0.05, 0.06, 0.06},
+    [CORUN_CLASS_COMPUTE] = {0.01, 0.06, 0.28, 0.14, 0.08},
+    [CORUN_CLASS_SHEEP] = {0.07, 0.10, 0.22, 0.23, 0.16},
+    [CORUN_CLASS_RABBIT] = {0.42, 0.25, 0.35, 0.60, 0.30},
+    [CORUN_CLASS_CHASING] = {0.10, 0.11, 0.14, 0.20, 0.09},
+    [CORUN_CLASS_STREAMING] = {0.03, 0.03, 0.06, 0.06, 0.07},
 };
 
 /* Entry (@victim, @aggressor) of @tab; on an unknown side, the mean over
