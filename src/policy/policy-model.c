@@ -420,7 +420,7 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
         }
     }
     for (unsigned i = 0; i < pm->n; i++) {
-        double x = 0, s;
+        double x = 0, xc = 0, xm = 0, s;
 
         if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus) {
             s = 1.0;
@@ -429,23 +429,27 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                 int d = pm->dom[cpu[i] * CORUN__PM_NLEV + li];
 
                 if (li == 3 && pm->home[i] >= 0)
-                    x += pm->sens[i * CORUN__PM_NLEV + 3] *
-                         corun__pm_dmg(3,
-                                       sum[3][pm->home[i]] - pm->press[i * CORUN__PM_NLEV + 3],
-                                       corun__pm_scale(pm, (unsigned)cpu[i], 3));
+                    xm += pm->sens[i * CORUN__PM_NLEV + 3] *
+                          corun__pm_dmg(3, sum[3][pm->home[i]] - pm->press[i * CORUN__PM_NLEV + 3],
+                                        corun__pm_scale(pm, (unsigned)cpu[i], 3));
                 else if (d >= 0 && li == 0)
                     x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],
                                           pm->mp[i] / cnt[cpu[i]],
                                           corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum[2], core3[d]));
                 else if (d >= 0) {
                     double own = pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
+                    double v = pm->sens[i * CORUN__PM_NLEV + li] *
+                               corun__pm_tdmg(pm, i, li, own, sum[li][d] - own,
+                                              corun__pm_scale(pm, (unsigned)cpu[i], li));
 
-                    x += pm->sens[i * CORUN__PM_NLEV + li] *
-                         corun__pm_tdmg(pm, i, li, own, sum[li][d] - own,
-                                        corun__pm_scale(pm, (unsigned)cpu[i], li));
+                    if (li == 3)
+                        xm += v;
+                    else
+                        xc += v;
                 }
             }
-            x += corun__pm_remote_x(pm, i, (unsigned)cpu[i]);
+            xm += corun__pm_remote_x(pm, i, (unsigned)cpu[i]);
+            x += xc + xm * corun__pm_mem_amp(pm, i, xc);
             {
                 int p = pm->pkg[cpu[i]];
                 double g = p >= 0 ? corun__pm_turbo(pm, active[p], pm->pkg_cores[p]) : 1.0;

@@ -99,28 +99,35 @@ static double speed_of(const struct ls *ls, unsigned t)
 {
     const struct corun__pm *pm = ls->pm;
     unsigned c = (unsigned)ls->cpu[t];
-    double x = 0;
+    double x = 0, xc = 0, xm = 0;
 
     if (LEV(pm, c, 0) >= 0)
         x += corun__pm_core_x(pm, t, &ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS],
                               pm->mp[t] / ls->cnt[c],
                               corun__pm_l3_dmg(pm, c, ls->sum[2], ls->core3[LEV(pm, c, 0)]));
     if (pm->home[t] >= 0)
-        x += pm->sens[t * CORUN__PM_NLEV + 3] *
-             corun__pm_dmg(3, (ls->sum[3][pm->home[t]] - pm->press[t * CORUN__PM_NLEV + 3]), corun__pm_scale(pm, c, 3));
-    x += corun__pm_remote_x(pm, t, c);
+        xm += pm->sens[t * CORUN__PM_NLEV + 3] *
+              corun__pm_dmg(3, (ls->sum[3][pm->home[t]] - pm->press[t * CORUN__PM_NLEV + 3]),
+                            corun__pm_scale(pm, c, 3));
+    xm += corun__pm_remote_x(pm, t, c);
     for (unsigned li = 1; li < CORUN__PM_NLEV; li++) {
         int d = LEV(pm, c, li);
+        double v;
 
-        if (li == 3 && pm->home[t] >= 0)
+        if ((li == 3 && pm->home[t] >= 0) || d < 0)
             continue;
-        if (d >= 0) {
+        {
             double own = pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c];
 
-            x += pm->sens[t * CORUN__PM_NLEV + li] *
-                 corun__pm_tdmg(pm, t, li, own, ls->sum[li][d] - own, corun__pm_scale(pm, c, li));
+            v = pm->sens[t * CORUN__PM_NLEV + li] *
+                corun__pm_tdmg(pm, t, li, own, ls->sum[li][d] - own, corun__pm_scale(pm, c, li));
         }
+        if (li == 3)
+            xm += v;
+        else
+            xc += v;
     }
+    x += xc + xm * corun__pm_mem_amp(pm, t, xc);
     {
         int p = pm->pkg[c];
         double g = p >= 0 ? corun__pm_turbo(pm, ls->active[p], pm->pkg_cores[p]) : 1.0;
