@@ -112,16 +112,13 @@ static double speed_of(const struct ls *ls, unsigned t)
     xm += corun__pm_remote_x(pm, t, c);
     for (unsigned li = 1; li < CORUN__PM_NLEV; li++) {
         int d = LEV(pm, c, li);
-        double v;
+        double own, v;
 
         if ((li == 3 && pm->home[t] >= 0) || d < 0)
             continue;
-        {
-            double own = pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c];
-
-            v = pm->sens[t * CORUN__PM_NLEV + li] *
-                corun__pm_tdmg(pm, t, li, own, ls->sum[li][d] - own, corun__pm_scale(pm, c, li));
-        }
+        own = pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c];
+        v = pm->sens[t * CORUN__PM_NLEV + li] *
+            corun__pm_tdmg(pm, t, li, own, ls->sum[li][d] - own, corun__pm_scale(pm, c, li));
         if (li == 3)
             xm += v;
         else

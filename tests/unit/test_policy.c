@@ -551,6 +551,48 @@ static void test_predict_cache_share(void **state)
     corun_topo_free(small);
 }
 
+/* Extra run time 1/speed - 1 of task 0 (a sheep on CPU 0) beside three
+ * streamers on CPUs 1-3 of @t, with its L3 or memory sensitivity set to 0
+ * when @no_l3 or @no_mem; the clock does not depend on busy cores. */
+static double sheep_extra(struct corun_topo *t, bool no_l3, bool no_mem)
+{
+    struct corun_task_profile tk[4] = {task(0, CORUN_CLASS_SHEEP), task(1, CORUN_CLASS_STREAMING),
+                                       task(2, CORUN_CLASS_STREAMING),
+                                       task(3, CORUN_CLASS_STREAMING)};
+    const double flat[4] = {1, 1, 1, 1};
+    struct corun_snapshot s = {
+        .topo = t, .ntasks = 4, .tasks = tk, .turbo_rel = flat, .turbo_n = 4};
+    int cpu[4] = {0, 1, 2, 3};
+    double sp[4];
+
+    if (no_l3)
+        tk[0].sensitivity[CORUN_LEVEL_L3] = 0;
+    if (no_mem)
+        tk[0].sensitivity[CORUN_LEVEL_NUMA] = 0;
+    assert_true(corun_policy_predict(&s, cpu, sp) > 0);
+    return 1 / sp[0] - 1;
+}
+
+/*
+ * A task squeezed out of its cache misses more, and each extra miss waits
+ * on the memory domain's load: a sheep beside three streamers in its L3
+ * and its node loses more than what the cache share alone and the memory
+ * load alone cost it, added (what the predictor said before 2a6d2ad).
+ */
+static void test_predict_memory_amplified_by_cache(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:1 [numa] l3:2(size=16777216) core:4 pu:1");
+    double both = sheep_extra(t, false, false), cache = sheep_extra(t, false, true),
+           mem = sheep_extra(t, true, false);
+
+    (void)state;
+    print_message("sheep beside streamers: cache %.4f memory %.4f both %.4f\n", cache, mem, both);
+    assert_true(cache > 0 && mem > 0);
+    /* Added, both would be cache + mem (to rounding). */
+    assert_true(both > cache + 1.05 * mem);
+    corun_topo_free(t);
+}
+
 /* Cores of @t that @cpu[0..n) keep busy. */
 static unsigned busy_cores(const struct corun_topo *t, const int *cpu, unsigned n)
 {
@@ -709,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_predict_spill),
         cmocka_unit_test(test_predict_miss_scale),
         cmocka_unit_test(test_predict_cache_share),
+        cmocka_unit_test(test_predict_memory_amplified_by_cache),
         cmocka_unit_test(test_turbo_table),
         cmocka_unit_test(test_turbo_bin_edge),
         cmocka_unit_test(test_turbo_bin_hybrid),
