@@ -93,7 +93,8 @@ struct corun_engine_opts {
     /* Appended. The outcome check (on unless this is set): each change the
      * engine applies is judged on the instruction rates measured over the
      * two intervals before and after it, and taken back if the tasks' summed
-     * relative speed fell by more than 1% per task (after the first
+     * relative speed fell by more than 1% per task, or by less where four
+     * tasks or more agree on the loss (docs/internals/engine.md; after the first
      * interval when it fell by more than 2%); the engine then holds
      * 4 intervals, doubling per consecutive failure up to 64. Tasks without
      * an instruction count (no PMU) are not judged; with none, every change

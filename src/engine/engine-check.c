@@ -76,12 +76,36 @@ void corun__engine_trial_begin(struct corun_engine *e, uint64_t now)
 }
 
 /*
+ * The loss per task a trial may show and be kept: CHECK_MARGIN, or less
+ * when the tasks agree. Each task's measured change @d_i carries its own
+ * counter noise, independent of the others', so the spread of the @n
+ * changes bounds what noise does to their mean: a mean loss beyond
+ * CHECK_Z standard errors of it (and beyond CHECK_FLOOR, for what moves
+ * every task at once: a phase all of them turn, a clock) is the change's.
+ * Thirty-two sheep paired on SMT cores for a turbo bin each lost 0.84%
+ * (bench/heldout6's 2x EPYC 7402), inside the flat 1% that a trial of a
+ * few tasks needs. @sum and @sq are the weighted sums of d_i and d_i^2,
+ * @w of the weights.
+ */
+static double check_margin(double sum, double sq, double w, unsigned n)
+{
+    double mean, var, m;
+
+    if (n < CHECK_MIN_TASKS || !(w > 0))
+        return CHECK_MARGIN;
+    mean = sum / w;
+    var = (sq / w - mean * mean) * n / (n - 1);
+    m = CHECK_Z * sqrt(var > 0 ? var / n : 0);
+    return m < CHECK_FLOOR ? CHECK_FLOOR : m > CHECK_MARGIN ? CHECK_MARGIN : m;
+}
+
+/*
  * Judges the trial in progress once every task measured before it has
  * CHECK_WINDOW whole intervals after it (or, after two intervals more, on
  * those that have: a task whose reads began to fail, one that exited, must
  * not stall the engine): WAIT until then, KEEP or UNDO. A
  * change whose measured gain in summed relative speed (each task's rate
- * over its best rate seen, weighted) is below -CHECK_MARGIN per task
+ * over its best rate seen, weighted) is below -check_margin() per task
  * measured is taken back: every task goes back where it was (pinned there,
  * or given back to the kernel), and the engine holds. A change that lost
  * more than CHECK_EARLY per task over the first interval after it is taken
@@ -94,12 +118,13 @@ void corun__engine_trial_begin(struct corun_engine *e, uint64_t now)
  */
 enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t now)
 {
-    double delta = 0, wsum = 0;
+    double delta = 0, wsum = 0, sq = 0;
     unsigned nmeas = 0;
     bool late = ++e->waited > CHECK_WINDOW + 2, early = false;
 
     for (unsigned i = 0; i < e->ntasks; i++) {
         const struct etask *t = &e->tasks[i];
+        double d;
 
         if (!t->live || isnan(t->tr_before) || !(t->best_rate > 0))
             continue;
@@ -110,23 +135,25 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
                 return CORUN__WAIT;
             early = true;
         }
-        delta += weight_of(t) * (mean_rate(t) - t->tr_before) / t->best_rate;
-        wsum += weight_of(t);
-        nmeas++;
+        d = (mean_rate(t) - t->tr_before) / t->best_rate;
         if (t->mem_pending) {
             /* It runs away from its memory until the change is kept: judge
              * it as it will run once its memory follows. */
             const struct corun_task_profile *p = corun_profiler_get(e->prof, t->slot);
             double r = (CORUN_REMOTE_LATENCY - 1) * corun_profile_mem_share(p->ipc, p->llc_mpki);
 
-            delta += weight_of(t) * mean_rate(t) / t->best_rate * r;
+            d += mean_rate(t) / t->best_rate * r;
         }
+        delta += weight_of(t) * d;
+        sq += weight_of(t) * d * d;
+        wsum += weight_of(t);
+        nmeas++;
     }
     if (early && !(e->early_ok && delta < -CHECK_EARLY * wsum))
         return CORUN__WAIT;
     e->trial = false;
     e->st.trials += nmeas > 0;
-    if (!nmeas || delta >= -CHECK_MARGIN * wsum) {
+    if (!nmeas || delta >= -check_margin(delta, sq, wsum, nmeas) * wsum) {
         e->fails = 0;
         follow_kept(e, now);
         return CORUN__KEEP;

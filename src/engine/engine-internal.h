@@ -15,6 +15,11 @@
  * and the hold after a failed trial, doubled per consecutive failure. */
 #define CHECK_WINDOW   2
 #define CHECK_MARGIN   0.01
+/* ... narrowed to CHECK_Z standard errors of the tasks' mean change, not
+ * below CHECK_FLOOR, when at least CHECK_MIN_TASKS tasks were measured. */
+#define CHECK_Z         2.0
+#define CHECK_FLOOR     0.003
+#define CHECK_MIN_TASKS 4
 #define CHECK_EARLY    0.02
 #define CHECK_HOLD     4
 #define CHECK_HOLD_MAX 64
