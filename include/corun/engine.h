@@ -92,10 +92,11 @@ struct corun_engine_opts {
     const struct corun_profile_opts *profile; /* NULL: the defaults */
     /* Appended. The outcome check (on unless this is set): each change the
      * engine applies is judged on the instruction rates measured over the
-     * two intervals before and after it, and taken back if the tasks' summed
-     * relative speed fell by more than 1% per task, or by less where four
-     * tasks or more agree on the loss (docs/internals/engine.md; after the first
-     * interval when it fell by more than 2%); the engine then holds
+     * intervals before and the two after it (six when a small loss is not
+     * yet sure), and taken back if the tasks' summed relative speed fell by
+     * more than 1% per task, or by less where four tasks or more agree on
+     * the loss (docs/internals/engine.md; after the first interval when it
+     * fell by more than 2%); the engine then holds
      * 4 intervals, doubling per consecutive failure up to 64. Tasks without
      * an instruction count (no PMU) are not judged; with none, every change
      * is kept. */

@@ -46,32 +46,38 @@ static double weight_of(const struct etask *t)
     return t->t.weight > 0 ? t->t.weight : 1;
 }
 
-static double mean_rate(const struct etask *t)
+/* Mean of @t's newest rates, at most @k. */
+static double mean_rate(const struct etask *t, unsigned k)
 {
     double s = 0;
 
-    for (unsigned k = 0; k < t->nrate; k++)
-        s += t->rate[k];
-    return t->nrate ? s / t->nrate : NAN;
+    if (k > t->nrate)
+        k = t->nrate;
+    for (unsigned i = 0; i < k; i++)
+        s += t->rate[i];
+    return k ? s / k : NAN;
 }
 
 /*
  * Starts a trial of the moves about to be applied at @now (called by
  * corun__engine_move() before the first of them): records each task's mean
- * rate over the intervals since the last change and where it runs, and
- * forgets the rates (the intervals after the change start afresh).
+ * rate over the last CHECK_WINDOW intervals since the last change (not
+ * more: the older ones may hold the stall of memory that followed it) and
+ * where it runs, and forgets the rates (the intervals after the change
+ * start afresh).
  */
 void corun__engine_trial_begin(struct corun_engine *e, uint64_t now)
 {
     for (unsigned i = 0; i < e->ntasks; i++) {
         struct etask *t = &e->tasks[i];
 
-        t->tr_before = t->live && t->active ? mean_rate(t) : NAN;
+        t->tr_before = t->live && t->active ? mean_rate(t, CHECK_WINDOW) : NAN;
         t->tr_cpu = t->cpu;
         t->nrate = 0;
     }
     e->trial = !e->o.no_outcome_check;
-    e->waited = 0;
+    e->tr_begun = now;
+    e->window = CHECK_WINDOW;
     e->early_ok = now >= e->mem_settled_ns;
 }
 
@@ -84,26 +90,38 @@ void corun__engine_trial_begin(struct corun_engine *e, uint64_t now)
  * every task at once: a phase all of them turn, a clock) is the change's.
  * Thirty-two sheep paired on SMT cores for a turbo bin each lost 0.84%
  * (bench/heldout6's 2x EPYC 7402), inside the flat 1% that a trial of a
- * few tasks needs. @sum and @sq are the weighted sums of d_i and d_i^2,
- * @w of the weights.
+ * few tasks needs. check_se() gives the standard error from @sum and @sq,
+ * the weighted sums of d_i and d_i^2, and @w, that of the weights (NaN
+ * below CHECK_MIN_TASKS tasks: the flat margin), check_margin() the
+ * margin.
  */
-static double check_margin(double sum, double sq, double w, unsigned n)
+static double check_se(double sum, double sq, double w, unsigned n)
 {
-    double mean, var, m;
+    double mean, var;
 
     if (n < CHECK_MIN_TASKS || !(w > 0))
-        return CHECK_MARGIN;
+        return NAN;
     mean = sum / w;
     var = (sq / w - mean * mean) * n / (n - 1);
-    m = CHECK_Z * sqrt(var > 0 ? var / n : 0);
+    return sqrt(var > 0 ? var / n : 0);
+}
+
+static double check_margin(double se)
+{
+    double m = CHECK_Z * se;
+
+    if (isnan(se))
+        return CHECK_MARGIN;
     return m < CHECK_FLOOR ? CHECK_FLOOR : m > CHECK_MARGIN ? CHECK_MARGIN : m;
 }
 
 /*
  * Judges the trial in progress once every task measured before it has
- * CHECK_WINDOW whole intervals after it (or, after two intervals more, on
- * those that have: a task whose reads began to fail, one that exited, must
- * not stall the engine): WAIT until then, KEEP or UNDO. A
+ * CHECK_WINDOW whole intervals after it (or, two intervals of the clock
+ * later, on those that have: a task whose reads began to fail, one that
+ * exited, must not stall the engine): WAIT until then, KEEP or UNDO; WAIT
+ * again for CHECK_WINDOW_LONG intervals when the verdict is open (a mean
+ * loss beyond CHECK_Z_OPEN standard errors, inside the margin). A
  * change whose measured gain in summed relative speed (each task's rate
  * over its best rate seen, weighted) is below -check_margin() per task
  * measured is taken back: every task goes back where it was (pinned there,
@@ -120,7 +138,8 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
 {
     double delta = 0, wsum = 0, sq = 0;
     unsigned nmeas = 0;
-    bool late = ++e->waited > CHECK_WINDOW + 2, early = false;
+    bool late = now > e->tr_begun + (uint64_t)(e->window + 2) * e->o.interval_ns, early = false;
+    double se;
 
     for (unsigned i = 0; i < e->ntasks; i++) {
         const struct etask *t = &e->tasks[i];
@@ -128,21 +147,21 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
 
         if (!t->live || isnan(t->tr_before) || !(t->best_rate > 0))
             continue;
-        if (t->nrate < CHECK_WINDOW) {
+        if (t->nrate < e->window) {
             if (late)
                 continue;
             if (!t->nrate)
                 return CORUN__WAIT;
             early = true;
         }
-        d = (mean_rate(t) - t->tr_before) / t->best_rate;
+        d = (mean_rate(t, e->window) - t->tr_before) / t->best_rate;
         if (t->mem_pending) {
             /* It runs away from its memory until the change is kept: judge
              * it as it will run once its memory follows. */
             const struct corun_task_profile *p = corun_profiler_get(e->prof, t->slot);
             double r = (CORUN_REMOTE_LATENCY - 1) * corun_profile_mem_share(p->ipc, p->llc_mpki);
 
-            d += mean_rate(t) / t->best_rate * r;
+            d += mean_rate(t, e->window) / t->best_rate * r;
         }
         delta += weight_of(t) * d;
         sq += weight_of(t) * d * d;
@@ -151,9 +170,16 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
     }
     if (early && !(e->early_ok && delta < -CHECK_EARLY * wsum))
         return CORUN__WAIT;
+    se = check_se(delta, sq, wsum, nmeas);
+    if (!early && e->window < CHECK_WINDOW_LONG && delta < -CHECK_Z_OPEN * se * wsum &&
+        delta >= -check_margin(se) * wsum) {
+        /* A loss the noise may explain, but not easily: measure longer. */
+        e->window = CHECK_WINDOW_LONG;
+        return CORUN__WAIT;
+    }
     e->trial = false;
     e->st.trials += nmeas > 0;
-    if (!nmeas || delta >= -check_margin(delta, sq, wsum, nmeas) * wsum) {
+    if (!nmeas || delta >= -check_margin(se) * wsum) {
         e->fails = 0;
         follow_kept(e, now);
         return CORUN__KEEP;
@@ -202,8 +228,8 @@ void corun__engine_note_rate(struct corun_engine *e, struct etask *t,
         t->best_rate = r;
     if (t->prev.t_ns + e->o.interval_ns / 20 < e->changed_ns)
         return;
-    memmove(&t->rate[1], &t->rate[0], (CHECK_WINDOW - 1) * sizeof(t->rate[0]));
+    memmove(&t->rate[1], &t->rate[0], (CHECK_WINDOW_LONG - 1) * sizeof(t->rate[0]));
     t->rate[0] = r;
-    if (t->nrate < CHECK_WINDOW)
+    if (t->nrate < CHECK_WINDOW_LONG)
         t->nrate++;
 }

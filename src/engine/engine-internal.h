@@ -15,6 +15,11 @@
  * and the hold after a failed trial, doubled per consecutive failure. */
 #define CHECK_WINDOW   2
 #define CHECK_MARGIN   0.01
+/* A trial whose tasks lost on the mean by more than CHECK_Z_OPEN standard
+ * errors of it, but not enough to be taken back, is measured on up to
+ * CHECK_WINDOW_LONG intervals after the change before it is judged. */
+#define CHECK_WINDOW_LONG 6
+#define CHECK_Z_OPEN      1.0
 /* ... narrowed to CHECK_Z standard errors of the tasks' mean change, not
  * below CHECK_FLOOR, when at least CHECK_MIN_TASKS tasks were measured. */
 #define CHECK_Z         2.0
@@ -46,7 +51,7 @@ struct etask {
      * last change of placement (rate[0] the newest), and at the start of the
      * trial in progress its mean rate before, its best rate seen and where it
      * was pinned. */
-    double rate[CHECK_WINDOW], best_rate;
+    double rate[CHECK_WINDOW_LONG], best_rate;
     unsigned nrate;
     double tr_before; /* NaN: not measured before the trial */
     int tr_cpu;       /* pinned CPU before the trial, -1 unpinned */
@@ -74,7 +79,8 @@ struct corun_engine {
     uint64_t changed_ns; /* clock time of the last change of placement */
     bool trial;          /* a change is being measured */
     bool arm;            /* the next change of placement starts a trial */
-    unsigned waited;     /* intervals the trial in progress has waited */
+    uint64_t tr_begun;   /* clock time the trial in progress began */
+    unsigned window;     /* intervals after the change it is judged on */
     bool early_ok;       /* the trial in progress may be taken back after one interval */
     uint64_t mem_settled_ns; /* clock time by which the last memory moved has settled */
     unsigned hold;       /* intervals left without plans */
