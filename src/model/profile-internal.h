@@ -77,6 +77,23 @@ static inline double corun__cache_loss(double own, double others, double u)
     return corun__cache_loss_e(own, others, u, exp(-u));
 }
 
+/*
+ * How much more a task loses to memory latency (the memory domain's load,
+ * a remote node) once the caches' other tenants took part of its share: its
+ * memory stalls grow with its misses. With @mf its memory share of time and
+ * @xc its extra time from caches, its misses grow by about xc / mf of what
+ * they were, and its exposure to latency with them (a squeezed sheep beside
+ * streamers on a saturated node loses far more than its memory sensitivity
+ * alone says). mf is floored, so that a task that hardly stalls is not
+ * amplified without bound. The predictor (corun__pm_eval()) and the
+ * learner (profile.c) both weigh memory damage by it.
+ */
+#define CORUN__MF_FLOOR 0.1
+static inline double corun__mem_amp(double mf, double xc)
+{
+    return 1.0 + xc / (mf > CORUN__MF_FLOOR ? mf : CORUN__MF_FLOOR);
+}
+
 /* d corun__cache_loss() / d @others. */
 static inline double corun__cache_loss_do(double own, double others, double u)
 {

@@ -337,8 +337,10 @@ static double spill_d3(struct corun_profiler *p, const struct corun_profile_obs 
  * The co-run lesson of one interval. Each pinned task's features are the
  * pressure it feels at each level (phi of its co-runners' summed pressure;
  * at the core level the class-pair table weighted by their pressure
- * multipliers), so that its predicted extra time is x^ = sum sens_l * f_l
- * (sens_0 being its core multiplier).
+ * multipliers), so that its predicted extra time is, as the predictor's,
+ * x^ = sens_0 f_0 + xc + xm (1 + xc / mf), with xc = sens_1 f_1 +
+ * sens_2 f_2 from the caches, xm = sens_3 f_3 from memory and mf its
+ * memory share of time (predict_x(); sens_0 is its core multiplier).
  *
  * Learning is differential. A task's speed alone is never observed (the
  * best seen is usually contended), and an absolute error would teach that
@@ -399,6 +401,24 @@ static void sens_vec(const struct slot *s, double v[NLEV], double *s0)
         slot_ps(s, li, &pr, &v[li]);
 }
 
+/*
+ * The extra time the predictor composes from sensitivities @sv and
+ * features @f (corun__pm_eval()): the core's and the caches' add, and
+ * memory's is amplified by the caches' (corun__mem_amp(), @mf the task's
+ * memory share of time). How much each feature weighs beyond its
+ * sensitivity goes to @amp: the derivative by sensitivity l is
+ * f_l * amp_l.
+ */
+static double predict_x(const double sv[NLEV], const double f[NLEV], double mf, double amp[NLEV])
+{
+    double xc = sv[1] * f[1] + sv[2] * f[2], xm = sv[3] * f[3];
+
+    amp[0] = 1;
+    amp[1] = amp[2] = corun__mem_amp(mf, xm);
+    amp[3] = corun__mem_amp(mf, xc);
+    return sv[0] * f[0] + xc + xm * amp[3];
+}
+
 /* What settle() needs to reach a victim's co-runners: the interval's
  * observations, the victim's index among them, tasks per CPU and the
  * pressure summed per domain (as learn() built them). */
@@ -419,10 +439,12 @@ struct lesson {
  * prediction). The co-runners of the previous configuration are not
  * remembered, so their share of the comparison is not taught; across
  * victims each task is judged as a co-runner many times, which averages the
- * confound between its pressure and its victims' sensitivities.
+ * confound between its pressure and its victims' sensitivities. @amp is
+ * what each level's feature weighs beyond its sensitivity (predict_x()).
  */
 static void press_grad(struct corun_profiler *p, const struct slot *s, const struct lesson *ls,
-                       const double sv[NLEV], double xn, double *h, unsigned *who, unsigned *nh)
+                       const double sv[NLEV], const double amp[NLEV], double xn, double *h,
+                       unsigned *who, unsigned *nh)
 {
     const struct corun_profile_obs *ob = &ls->obs[ls->k];
     unsigned cv = cls_idx(slot_class(s));
@@ -465,7 +487,7 @@ static void press_grad(struct corun_profiler *p, const struct slot *s, const str
             } else {
                 g = dfdo;
             }
-            h[*nh] = sv[li] * g / ls->cnt[oj->cpu] / (1 + xn);
+            h[*nh] = sv[li] * amp[li] * g / ls->cnt[oj->cpu] / (1 + xn);
             who[*nh] = oj->slot * NLEV + li;
             (*nh)++;
             taught++;
@@ -476,7 +498,7 @@ static void press_grad(struct corun_profiler *p, const struct slot *s, const str
 static void settle(struct corun_profiler *p, struct slot *s, const double f[NLEV],
                    const struct lesson *ls)
 {
-    double sv[NLEV], s0, xn = 0, xb = 0, g[NLEV], norm = 0.01, e, perf;
+    double sv[NLEV], s0, xn, xb, an[NLEV], ab[NLEV], g[NLEV], norm = 0.01, e, perf;
     double h[NLEV * LESSON_MAX];
     unsigned who[NLEV * LESSON_MAX], nh = 0;
     bool same = true;
@@ -511,16 +533,16 @@ static void settle(struct corun_profiler *p, struct slot *s, const double f[NLEV
             if (fabs(f[li] - s->cfg_f[li]) > 0.05)
                 moved = true;
         if (moved && p->o.learn_rate > 0) {
+            double mf = corun_profile_mem_share(s->ipc, s->mpki);
+
             sens_vec(s, sv, &s0);
+            xn = predict_x(sv, f, mf, an);
+            xb = predict_x(sv, s->cfg_f, mf, ab);
             for (unsigned li = 0; li < NLEV; li++) {
-                xn += sv[li] * f[li];
-                xb += sv[li] * s->cfg_f[li];
-            }
-            for (unsigned li = 0; li < NLEV; li++) {
-                g[li] = f[li] / (1 + xn) - s->cfg_f[li] / (1 + xb);
+                g[li] = f[li] * an[li] / (1 + xn) - s->cfg_f[li] * ab[li] / (1 + xb);
                 norm += g[li] * g[li];
             }
-            press_grad(p, s, ls, sv, xn, h, who, &nh);
+            press_grad(p, s, ls, sv, an, xn, h, who, &nh);
             for (unsigned q = 0; q < nh; q++)
                 norm += h[q] * h[q];
             e = log(s->cfg_perf / perf) - log((1 + xn) / (1 + xb));

@@ -199,22 +199,10 @@ static inline double corun__pm_remote_x(const struct corun__pm *pm, unsigned i, 
                : 0;
 }
 
-/*
- * How much more a task loses to memory latency (the memory domain's load,
- * a remote node) once the caches' other tenants took part of its share: its
- * memory stalls grow with its misses. With m its memory share of time and
- * xc its extra time from caches, its misses grow by about xc / m of what
- * they were, and its exposure to latency with them (a squeezed sheep beside
- * streamers on a saturated node loses far more than its memory sensitivity
- * alone says). m is floored, so that a task that hardly stalls is not
- * amplified without bound.
- */
-#define CORUN__PM_MF_FLOOR 0.1
+/* corun__mem_amp() for task @i. */
 static inline double corun__pm_mem_amp(const struct corun__pm *pm, unsigned i, double xc)
 {
-    double m = pm->mf[i] > CORUN__PM_MF_FLOOR ? pm->mf[i] : CORUN__PM_MF_FLOOR;
-
-    return 1.0 + xc / m;
+    return corun__mem_amp(pm->mf[i], xc);
 }
 
 /* All-core turbo is 15-25% below 1-core turbo on server parts
