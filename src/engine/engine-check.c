@@ -120,8 +120,10 @@ static double check_margin(double se)
  * CHECK_WINDOW whole intervals after it (or, two intervals of the clock
  * later, on those that have: a task whose reads began to fail, one that
  * exited, must not stall the engine): WAIT until then, KEEP or UNDO; WAIT
- * again for CHECK_WINDOW_LONG intervals when the verdict is open (a mean
- * loss beyond CHECK_Z_OPEN standard errors, inside the margin). A
+ * again for up to CHECK_WINDOW_LONG intervals when the verdict is open (a
+ * mean loss beyond CHECK_Z_OPEN standard errors, inside the margin),
+ * judging at each interval on the rates so far: UNDO as soon as the loss
+ * is beyond the margin, KEEP at the end. A
  * change whose measured gain in summed relative speed (each task's rate
  * over its best rate seen, weighted) is below -check_margin() per task
  * measured is taken back: every task goes back where it was (pinned there,
@@ -139,6 +141,10 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
     double delta = 0, wsum = 0, sq = 0;
     unsigned nmeas = 0;
     bool late = now > e->tr_begun + (uint64_t)(e->window + 2) * e->o.interval_ns, early = false;
+    bool full = true;
+    /* Measured longer, it is judged at every interval past the first two
+     * after it, and taken back as soon as the loss is sure. */
+    unsigned need = e->window > CHECK_WINDOW ? CHECK_WINDOW + 1 : e->window;
     double se;
 
     for (unsigned i = 0; i < e->ntasks; i++) {
@@ -147,13 +153,14 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
 
         if (!t->live || isnan(t->tr_before) || !(t->best_rate > 0))
             continue;
-        if (t->nrate < e->window) {
+        if (t->nrate < need) {
             if (late)
                 continue;
             if (!t->nrate)
                 return CORUN__WAIT;
             early = true;
         }
+        full = full && t->nrate >= e->window;
         d = (mean_rate(t, e->window) - t->tr_before) / t->best_rate;
         if (t->mem_pending) {
             /* It runs away from its memory until the change is kept: judge
@@ -177,6 +184,8 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
         e->window = CHECK_WINDOW_LONG;
         return CORUN__WAIT;
     }
+    if (!full && !late && delta >= -check_margin(se) * wsum)
+        return CORUN__WAIT;
     e->trial = false;
     e->st.trials += nmeas > 0;
     if (!nmeas || delta >= -check_margin(se) * wsum) {
