@@ -43,7 +43,7 @@ struct kase {
     char machine[64];
     enum mix mix;
     unsigned n;
-    bool smt, hybrid;
+    bool smt, hybrid, multi_node; /* several NUMA nodes */
     double base_stp, oracle_stp, base_maxs, oracle_maxs, fair_maxs, di_stp;
     double stp[MAXPOL], maxs[MAXPOL], migr_rate[MAXPOL];
 };
@@ -111,6 +111,15 @@ static double geomean(const double *v, unsigned n)
     return n ? exp(s / n) : NAN;
 }
 
+/* @v for a JSON line, in @buf (32 bytes): null when there is none. */
+static const char *jnum(double v, char *buf)
+{
+    if (isnan(v))
+        return "null";
+    snprintf(buf, 32, "%.4f", v);
+    return buf;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -134,6 +143,7 @@ static void run_case(const char *mname, struct corun_topo *t, const struct corun
     k->n = n;
     k->smt = in->smt_width > 1;
     k->hybrid = in->kinds > 1;
+    k->multi_node = corun_topo_ndomains(t, CORUN_LEVEL_NUMA) > 1;
     if (corun_sim_run_ref(t, m, tasks, n, CORUN_SIM_REF_BASELINE, ro, &r, NULL))
         goto out;
     k->base_stp = r.stp;
@@ -325,6 +335,8 @@ int main(int argc, char **argv)
         line[0] = 0;
         for (unsigned p = 0; p < npol; p++) {
             double gaps[MAXCASES], gma[MAXCASES], gadv[MAXCASES], caps = 0, maxr[MAXCASES];
+            double caps_by[2] = {0, 0}; /* capture summed on one node, on several */
+            unsigned ncap_by[2] = {0, 0};
             double homo_min = INFINITY, migr_max = 0, gap_sum = 0;
             int migr_at = -1;
             unsigned ng = 0, nma = 0, nadv = 0, ncap = 0, nmax = 0, ge_di = 0, nsmt = 0, smt_ok = 0,
@@ -347,8 +359,12 @@ int main(int argc, char **argv)
                 if (k->mix == MIX_HOMOGENEOUS && gain - 1 < homo_min)
                     homo_min = gain - 1;
                 if (k->oracle_stp - k->base_stp > 0.01 * k->base_stp) {
-                    caps += (k->stp[p] - k->base_stp) / (k->oracle_stp - k->base_stp);
+                    double cp = (k->stp[p] - k->base_stp) / (k->oracle_stp - k->base_stp);
+
+                    caps += cp;
                     ncap++;
+                    caps_by[k->multi_node] += cp;
+                    ncap_by[k->multi_node]++;
                 }
                 maxr[nmax++] = k->maxs[p] / k->base_maxs;
                 ge_di += k->stp[p] >= k->di_stp * 0.999;
@@ -367,6 +383,9 @@ int main(int argc, char **argv)
                 double gap_p95 = ng ? gaps[(unsigned)ceil(0.95 * ng) - 1] : NAN;
                 double g_ma = geomean(gma, nma) - 1, g_adv = geomean(gadv, nadv) - 1;
                 double cap = ncap ? caps / ncap : NAN, mr = geomean(maxr, nmax);
+                double cap1 = ncap_by[0] ? caps_by[0] / ncap_by[0] : NAN;
+                double capn = ncap_by[1] ? caps_by[1] / ncap_by[1] : NAN;
+                char j1[32], jn[32];
 
                 printf("%-10s %7.2f%% %7.2f%% %+8.2f%% %+8.2f%% %7.0f%% %8.3f %+8.2f%% %4u/%-3u "
                        "%4u/%-3u %8.3f\n",
@@ -375,11 +394,13 @@ int main(int argc, char **argv)
                 ll += snprintf(line + ll, sizeof(line) - ll,
                                "%s{\"name\":\"%s\",\"gap_mean\":%.4f,\"gap_p95\":%.4f,"
                                "\"gain_geomean_mixed_adv\":%.4f,\"gain_geomean_adv\":%.4f,"
-                               "\"capture_mean\":%.4f,\"max_slowdown_vs_baseline\":%.4f,"
+                               "\"capture_mean\":%.4f,\"capture_one_node\":%s,"
+                               "\"capture_multi_node\":%s,\"max_slowdown_vs_baseline\":%.4f,"
                                "\"homogeneous_min_gain\":%.4f,\"ge_di\":%u,\"cases\":%u,"
                                "\"smt_hybrid_3pct_above_di\":%u,\"smt_hybrid_cases\":%u,"
                                "\"migrations_per_task_s_max\":%.4f,\"failed\":%u}",
-                               p ? "," : "", pols[p]->name, gap_mean, gap_p95, g_ma, g_adv, cap, mr,
+                               p ? "," : "", pols[p]->name, gap_mean, gap_p95, g_ma, g_adv, cap,
+                               jnum(cap1, j1), jnum(capn, jn), mr,
                                homo_min, ge_di, ng, smt_ok, nsmt, migr_max, nfail);
                 if (!strcmp(pols[p]->name, "corun")) {
                     printf("\ngoals for corun:\n");
@@ -404,6 +425,11 @@ int main(int argc, char **argv)
                            oracle_gadv * 100);
                     printf("  mean capture >= 70%%:                %s (%.0f%%)\n",
                            cap >= 0.70 ? "met" : "NOT met", cap * 100);
+                    /* Where it is lost: machines of one memory domain or of
+                     * several (docs/internals/policy.md). */
+                    printf("    one NUMA node %.0f%% of %u cases, several %.0f%% of %u\n",
+                           ncap_by[0] ? cap1 * 100 : 0, ncap_by[0], ncap_by[1] ? capn * 100 : 0,
+                           ncap_by[1]);
                     printf("  max slowdown >= 20%% below baseline: %s (x%.3f; oracle x%.3f, "
                            "fairest x%.3f)\n",
                            verdict(mr <= 0.80, fair_maxr <= 0.80, "fairest"), mr, oracle_maxr,
