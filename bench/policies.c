@@ -11,7 +11,9 @@
  * baseline or DI) and, for max slowdown, beside what the simulator's
  * fairest placement reaches (the oracle maximises STP, not fairness); a
  * goal that this bound misses too is marked out of reach ("nor by the
- * oracle"). Prints a table and one JSON line.
+ * oracle"). corun's capture is also given apart for machines of one NUMA
+ * node and of several, where the held-out sets lose it. Prints a table and
+ * one JSON line.
  *
  * Usage: policies [--quick] [--duration-s T] [--seed S] [--machine FILTER]
  *                 [--topologies DIR]
