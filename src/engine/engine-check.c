@@ -145,7 +145,7 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
     /* Measured longer, it is judged at every interval past the first two
      * after it, and taken back as soon as the loss is sure. */
     unsigned need = e->window > CHECK_WINDOW ? CHECK_WINDOW + 1 : e->window;
-    double se;
+    double se, margin;
 
     for (unsigned i = 0; i < e->ntasks; i++) {
         const struct etask *t = &e->tasks[i];
@@ -178,17 +178,18 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
     if (early && !(e->early_ok && delta < -CHECK_EARLY * wsum))
         return CORUN__WAIT;
     se = check_se(delta, sq, wsum, nmeas);
+    margin = check_margin(se);
     if (!early && e->window < CHECK_WINDOW_LONG && delta < -CHECK_Z_OPEN * se * wsum &&
-        delta >= -check_margin(se) * wsum) {
+        delta >= -margin * wsum) {
         /* A loss the noise may explain, but not easily: measure longer. */
         e->window = CHECK_WINDOW_LONG;
         return CORUN__WAIT;
     }
-    if (!full && !late && delta >= -check_margin(se) * wsum)
+    if (!full && !late && delta >= -margin * wsum)
         return CORUN__WAIT;
     e->trial = false;
     e->st.trials += nmeas > 0;
-    if (!nmeas || delta >= -check_margin(se) * wsum) {
+    if (!nmeas || delta >= -margin * wsum) {
         e->fails = 0;
         follow_kept(e, now);
         return CORUN__KEEP;

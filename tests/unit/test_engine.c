@@ -445,6 +445,18 @@ static void test_outcome_check(void **state)
     }
 }
 
+/* Runs @e interval by interval (0.1 s, at most 20) until its first trial
+ * is judged (a change taken back is judged too); its stats in @st. */
+static void run_until_judged(struct corun_engine *e, struct corun_engine_stats *st)
+{
+    for (unsigned i = 0; i < 20; i++) {
+        assert_int_equal(corun_engine_run(e, 100000000, NULL), 0);
+        corun_engine_stats(e, st);
+        if (st->trials)
+            return;
+    }
+}
+
 /* What a change that went wrong costs before it is taken back: a clear
  * loss (a quarter of the summed speed) is taken back after one interval,
  * a small one (1.5% per task, beyond the 1% margin) after the two of the
@@ -462,13 +474,7 @@ static void test_outcome_check_early(void **state)
 
         W.inverted = true;
         W.inv_loss = cases[k].loss;
-        /* Interval by interval until the change is taken back. */
-        for (unsigned i = 0; i < 20; i++) {
-            assert_int_equal(corun_engine_run(e, 100000000, NULL), 0);
-            corun_engine_stats(e, &st);
-            if (st.reverted)
-                break;
-        }
+        run_until_judged(e, &st);
         print_message("loss %.2f: trials %lu reverted %lu split %.3f s\n", cases[k].loss,
                       (unsigned long)st.trials, (unsigned long)st.reverted,
                       (double)W.split_ns / 1e9);
@@ -500,13 +506,7 @@ static void test_outcome_check_agreeing_loss(void **state)
 
         W.inverted = true;
         W.inv_loss = W.inv_mem_loss = cases[k].loss;
-        /* Interval by interval until the first change is judged. */
-        for (unsigned i = 0; i < 20; i++) {
-            assert_int_equal(corun_engine_run(e, 100000000, NULL), 0);
-            corun_engine_stats(e, &st);
-            if (st.trials)
-                break;
-        }
+        run_until_judged(e, &st);
         print_message("loss %.3f: trials %lu reverted %lu\n", cases[k].loss,
                       (unsigned long)st.trials, (unsigned long)st.reverted);
         assert_int_equal(st.trials, 1);
@@ -546,12 +546,7 @@ static void test_outcome_check_measures_longer(void **state)
         W.inv_loss = cases[k].loss;
         W.inv_mem_loss = cases[k].mem_loss;
         W.blip = cases[k].blip;
-        for (unsigned i = 0; i < 20; i++) {
-            assert_int_equal(corun_engine_run(e, 100000000, NULL), 0);
-            corun_engine_stats(e, &st);
-            if (st.trials)
-                break;
-        }
+        run_until_judged(e, &st);
         print_message("blip %.3f loss %.3f/%.3f: trials %lu reverted %lu split %.3f s\n",
                       cases[k].blip, cases[k].loss, cases[k].mem_loss, (unsigned long)st.trials,
                       (unsigned long)st.reverted, (double)W.split_ns / 1e9);
