@@ -10,7 +10,10 @@
  * then evaluates both with corun_policy_predict() and in a fresh simulation
  * (beside the kernel's placement the engine started from).
  * Per learned class it prints the summed speeds, true and predicted, of
- * both placements; with -v, every task.
+ * both placements; with -v, every task, with the figures the predictor
+ * read from its profile: IPC, LLC misses per kilo-instruction, memory
+ * bandwidth drawn (GB/s), and the learned L3 pressure and sensitivity (p3,
+ * s3; before miss_scale() of policy-model.c scales the pressure).
  *
  * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v]
  * (MACHINE: a topology XML or a simulator preset; the mix is
@@ -204,9 +207,11 @@ int main(int argc, char **argv)
                    agg[c][0], agg[c][1], agg[c][2], agg[c][3], agg[c][4]);
     if (verbose)
         for (unsigned i = 0; i < n; i++)
-            printf("%3u %-16s %-9s cpu %4d %4d  sim %.3f %.3f  pred %.3f %.3f\n", i,
-                   w->tasks[i].name, corun_class_name(pr[i].cls), cpu[i], ocpu[i], tc[i], to[i],
-                   pc[i], po[i]);
+            printf("%3u %-16s %-9s cpu %4d %4d  sim %.3f %.3f  pred %.3f %.3f  ipc %.2f mpki %.1f "
+                   "GB/s %.2f p3 %.2f s3 %.2f\n",
+                   i, w->tasks[i].name, corun_class_name(pr[i].cls), cpu[i], ocpu[i], tc[i], to[i],
+                   pc[i], po[i], pr[i].ipc, pr[i].llc_mpki, pr[i].mem_bw_bps / 1e9,
+                   pr[i].pressure[CORUN_LEVEL_L3], pr[i].sensitivity[CORUN_LEVEL_L3]);
     printf("{\"bench\":\"predict-vs-sim\",\"tasks\":%u,\"sim_kernel\":%.4f,\"sim_corun\":%.4f,"
            "\"sim_oracle\":%.4f,\"pred_corun\":%.4f,\"pred_oracle\":%.4f}\n",
            n, TK, TC, TO, PC, PO);
