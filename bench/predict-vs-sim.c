@@ -15,7 +15,15 @@
  * bandwidth drawn (GB/s), and the learned L3 pressure and sensitivity (p3,
  * s3; before miss_scale() of policy-model.c scales the pressure).
  *
- * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v]
+ * With -m, it also asks the corun policy for its first plan from the
+ * kernel's placement (memory where the kernel first ran each task, as the
+ * engine starts) with the learned profiles, at memory-move costs of 0.03
+ * (the engine's), 0.015, 0.0075 and 0: how many tasks each plan moves
+ * across nodes, its predicted and simulated STP. It tells a case that the
+ * move cost holds back (cheaper plans gain in the simulator too) from one
+ * the cost protects (cheaper plans the predictor likes that lose).
+ *
+ * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v] [-m]
  * (MACHINE: a topology XML or a simulator preset; the mix is
  * `random:NTASKS:MIXSEED` of corun sim, or NTASKS tasks of the simulator
  * class CLASS, as bench/policies' homogeneous mixes, or its adversarial
@@ -99,6 +107,64 @@ static int run_corun(const struct corun_topo *t, const struct corun_sim_machine 
     return err;
 }
 
+/* The -m table: the corun policy's first plan from the kernel's placement
+ * @kcpu by memory-move cost, on the profiles @pr (their placement fields
+ * overwritten). */
+static void replan_by_cost(const struct corun_topo *t, const struct corun_sim_machine *m,
+                           const struct corun_sim_task *tk, unsigned n, uint64_t rs,
+                           struct corun_task_profile *pr, const int *kcpu)
+{
+    static const double cost[] = {0.03, 0.015, 0.0075, 0};
+    unsigned nturbo;
+    double *turbo = corun_sim_turbo_table(t, m, &nturbo), tk_stp;
+    int *pl = malloc(n * sizeof(*pl));
+    double *sp = malloc(n * sizeof(*sp));
+
+    if (!turbo || !pl || !sp)
+        goto out;
+    for (unsigned i = 0; i < n; i++) {
+        pr[i].cpu = kcpu[i];
+        pr[i].home_known = true;
+        pr[i].home_node = (unsigned)corun_topo_cpu(t, (unsigned)kcpu[i])->dom[CORUN_LEVEL_NUMA];
+    }
+    tk_stp = truth(t, m, tk, n, kcpu, sp);
+    printf("\nfirst plan from the kernel's placement, by memory-move cost "
+           "(kernel's: predicted %.3f, simulated %.3f)\n",
+           corun_policy_predict(&(struct corun_snapshot){.topo = t,
+                                                         .ntasks = n,
+                                                         .tasks = pr,
+                                                         .seed = rs,
+                                                         .mem_follows = true,
+                                                         .turbo_rel = turbo,
+                                                         .turbo_n = nturbo},
+                                kcpu, NULL),
+           tk_stp);
+    for (unsigned k = 0; k < sizeof(cost) / sizeof(cost[0]); k++) {
+        struct corun_snapshot snap = {.topo = t,
+                                      .ntasks = n,
+                                      .tasks = pr,
+                                      .seed = rs,
+                                      .mem_follows = true,
+                                      .mem_move_cost = cost[k],
+                                      .turbo_rel = turbo,
+                                      .turbo_n = nturbo};
+        struct corun_plan plan = {.ntasks = n, .cpu = pl};
+        unsigned cross = 0;
+
+        if (corun_policy_find("corun")->place(&snap, &plan))
+            continue;
+        for (unsigned i = 0; i < n; i++)
+            cross += pl[i] >= 0 && corun_topo_cpu(t, (unsigned)pl[i])->dom[CORUN_LEVEL_NUMA] !=
+                                       corun_topo_cpu(t, (unsigned)kcpu[i])->dom[CORUN_LEVEL_NUMA];
+        printf("  cost %.4f: %3u across nodes, predicted %.3f, simulated %.3f\n", cost[k], cross,
+               corun_policy_predict(&snap, pl, NULL), truth(t, m, tk, n, pl, sp));
+    }
+out:
+    free(turbo);
+    free(pl);
+    free(sp);
+}
+
 int main(int argc, char **argv)
 {
     struct corun_topo_opts o = {0};
@@ -108,15 +174,27 @@ int main(int argc, char **argv)
     struct corun_sim *os;
     struct corun_task_profile *pr;
     const char *syn;
-    bool verbose = argc > 5 && !strcmp(argv[5], "-v");
+    bool verbose = false, by_cost = false, bad = argc < 4;
     unsigned n;
     uint64_t rs;
     int *cpu, *ocpu, *kcpu;
     double *pc, *po, *tc, *to, PC, PO, TC, TO, TK, agg[CORUN_NCLASSES + 1][5] = {{0}};
 
-    if (argc < 4 || argc > 6 || (argc == 6 && !verbose)) {
-        fprintf(stderr,
-                "usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v]\n");
+    for (int i = 5; i < argc; i++) {
+        if (!strcmp(argv[i], "-v"))
+            verbose = true;
+        else if (!strcmp(argv[i], "-m"))
+            by_cost = true;
+        else
+            bad = true;
+    }
+    if (argc > 4 && !strcmp(argv[4], "-v"))
+        verbose = true;
+    else if (argc > 4 && !strcmp(argv[4], "-m"))
+        by_cost = true;
+    if (bad) {
+        fprintf(stderr, "usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] "
+                        "[-v] [-m]\n");
         return 2;
     }
     if (strstr(argv[1], ".xml")) {
@@ -212,6 +290,8 @@ int main(int argc, char **argv)
                    i, w->tasks[i].name, corun_class_name(pr[i].cls), cpu[i], ocpu[i], tc[i], to[i],
                    pc[i], po[i], pr[i].ipc, pr[i].llc_mpki, pr[i].mem_bw_bps / 1e9,
                    pr[i].pressure[CORUN_LEVEL_L3], pr[i].sensitivity[CORUN_LEVEL_L3]);
+    if (by_cost)
+        replan_by_cost(t, &m, w->tasks, n, rs, pr, kcpu);
     printf("{\"bench\":\"predict-vs-sim\",\"tasks\":%u,\"sim_kernel\":%.4f,\"sim_corun\":%.4f,"
            "\"sim_oracle\":%.4f,\"pred_corun\":%.4f,\"pred_oracle\":%.4f}\n",
            n, TK, TC, TO, PC, PO);
