@@ -124,8 +124,10 @@ static void replan_by_cost(const struct corun_topo *t, const struct corun_sim_ma
         goto out;
     for (unsigned i = 0; i < n; i++) {
         pr[i].cpu = kcpu[i];
-        pr[i].home_known = true;
-        pr[i].home_node = (unsigned)corun_topo_cpu(t, (unsigned)kcpu[i])->dom[CORUN_LEVEL_NUMA];
+        pr[i].home_known = kcpu[i] >= 0;
+        pr[i].home_node =
+            kcpu[i] >= 0 ? (unsigned)corun_topo_cpu(t, (unsigned)kcpu[i])->dom[CORUN_LEVEL_NUMA]
+                         : 0;
     }
     tk_stp = truth(t, m, tk, n, kcpu, sp);
     printf("\nfirst plan from the kernel's placement, by memory-move cost "
@@ -154,8 +156,9 @@ static void replan_by_cost(const struct corun_topo *t, const struct corun_sim_ma
         if (corun_policy_find("corun")->place(&snap, &plan))
             continue;
         for (unsigned i = 0; i < n; i++)
-            cross += pl[i] >= 0 && corun_topo_cpu(t, (unsigned)pl[i])->dom[CORUN_LEVEL_NUMA] !=
-                                       corun_topo_cpu(t, (unsigned)kcpu[i])->dom[CORUN_LEVEL_NUMA];
+            cross += pl[i] >= 0 && kcpu[i] >= 0 &&
+                     corun_topo_cpu(t, (unsigned)pl[i])->dom[CORUN_LEVEL_NUMA] !=
+                         corun_topo_cpu(t, (unsigned)kcpu[i])->dom[CORUN_LEVEL_NUMA];
         printf("  cost %.4f: %3u across nodes, predicted %.3f, simulated %.3f\n", cost[k], cross,
                corun_policy_predict(&snap, pl, NULL), truth(t, m, tk, n, pl, sp));
     }
@@ -192,6 +195,8 @@ int main(int argc, char **argv)
         verbose = true;
     else if (argc > 4 && !strcmp(argv[4], "-m"))
         by_cost = true;
+    else if (argc > 4 && argv[4][0] == '-')
+        bad = true;
     if (bad) {
         fprintf(stderr, "usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] "
                         "[-v] [-m]\n");
