@@ -116,7 +116,8 @@ static void replan_by_cost(const struct corun_topo *t, const struct corun_sim_ma
 {
     static const double cost[] = {0.03, 0.015, 0.0075, 0};
     unsigned nturbo;
-    double *turbo = corun_sim_turbo_table(t, m, &nturbo), tk_stp;
+    double *turbo = corun_sim_turbo_table(t, m, &nturbo);
+    struct corun_snapshot snap;
     int *pl = malloc(n * sizeof(*pl));
     double *sp = malloc(n * sizeof(*sp));
 
@@ -129,30 +130,23 @@ static void replan_by_cost(const struct corun_topo *t, const struct corun_sim_ma
             kcpu[i] >= 0 ? (unsigned)corun_topo_cpu(t, (unsigned)kcpu[i])->dom[CORUN_LEVEL_NUMA]
                          : 0;
     }
-    tk_stp = truth(t, m, tk, n, kcpu, sp);
+    /* One snapshot; only the memory-move cost changes between plans (the
+     * prediction of a placement does not depend on it). */
+    snap = (struct corun_snapshot){.topo = t,
+                                   .ntasks = n,
+                                   .tasks = pr,
+                                   .seed = rs,
+                                   .mem_follows = true,
+                                   .turbo_rel = turbo,
+                                   .turbo_n = nturbo};
     printf("\nfirst plan from the kernel's placement, by memory-move cost "
            "(kernel's: predicted %.3f, simulated %.3f)\n",
-           corun_policy_predict(&(struct corun_snapshot){.topo = t,
-                                                         .ntasks = n,
-                                                         .tasks = pr,
-                                                         .seed = rs,
-                                                         .mem_follows = true,
-                                                         .turbo_rel = turbo,
-                                                         .turbo_n = nturbo},
-                                kcpu, NULL),
-           tk_stp);
+           corun_policy_predict(&snap, kcpu, NULL), truth(t, m, tk, n, kcpu, sp));
     for (unsigned k = 0; k < sizeof(cost) / sizeof(cost[0]); k++) {
-        struct corun_snapshot snap = {.topo = t,
-                                      .ntasks = n,
-                                      .tasks = pr,
-                                      .seed = rs,
-                                      .mem_follows = true,
-                                      .mem_move_cost = cost[k],
-                                      .turbo_rel = turbo,
-                                      .turbo_n = nturbo};
         struct corun_plan plan = {.ntasks = n, .cpu = pl};
         unsigned cross = 0;
 
+        snap.mem_move_cost = cost[k];
         if (corun_policy_find("corun")->place(&snap, &plan))
             continue;
         for (unsigned i = 0; i < n; i++)
