@@ -104,7 +104,9 @@ struct corun_engine_opts {
     /* Appended. Memory follows its task (on unless this is set, where the
      * actuator can move memory and the topology has several NUMA nodes):
      * a task moved to another node has its memory migrated there (the
-     * actuator's move_memory, as numad does), so it does not pay remote
+     * actuator's move_memory, as numad does) once the outcome check keeps
+     * the change (the first plan's at once, and back if it is taken back:
+     * docs/internals/engine.md), so it does not pay remote
      * latency for the rest of its run; a task whose move fails (no
      * permission, no NUMA support) is left where its memory is and not
      * tried again. The policy is told (corun_snapshot.mem_follows), and a

@@ -46,21 +46,32 @@ static void emit(struct corun_engine *e, const struct corun_engine_event *ev)
 
 /*
  * Task @t now runs on @cpu (it ran on @where): when memory follows and that
- * is another node than its memory's, the memory is moved there. A failure is
- * counted, and is not the move's: the task runs where it was put. Without
- * the permission or the kernel support, asking again will not help: memory
- * stops following for every task (and the policy is told so). Otherwise
- * (a node refused) only this task's memory is left alone from then on.
- * The task stalls while its memory moves: for CHECK_WINDOW intervals from
- * @now, a trial's first interval is no early verdict (engine-check.c).
+ * is another node than its memory's, the memory is moved there
+ * (corun__engine_memory_to()).
  */
 void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where,
                                  uint64_t now)
 {
-    int to = node_of(e, cpu), from = mem_node(e, t, where), err;
-
     if (!must_follow(e, t, cpu, where))
         return;
+    t->home = mem_node(e, t, where);
+    corun__engine_memory_to(e, t, node_of(e, cpu), now);
+}
+
+/*
+ * Moves task @t's memory to node @to (a domain index) from its home. A
+ * failure is counted, and is not the move's: the task runs where it was
+ * put. Without the permission or the kernel support, asking again will not
+ * help: memory stops following for every task (and the policy is told so).
+ * Otherwise (a node refused) only this task's memory is left alone from
+ * then on. The task stalls while its memory moves: for CHECK_WINDOW
+ * intervals from @now, a trial's first interval is no early verdict
+ * (engine-check.c).
+ */
+void corun__engine_memory_to(struct corun_engine *e, struct etask *t, int to, uint64_t now)
+{
+    int from = t->home, err;
+
     err = e->o.act->move_memory(
         e->o.act_state, t->t.target,
         (int)corun_topo_domain(e->o.topo, CORUN_LEVEL_NUMA, (unsigned)to)->os_index);
@@ -141,11 +152,24 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
     if (e->mem_follows && t->home < 0 && where >= 0)
         t->home = node_of(e, where);
     /* Memory follows a change once it is kept: a change the outcome check
-     * takes back must not drag memory there and back. */
-    if (cpu >= 0 && e->trial && where >= 0)
+     * takes back must not drag memory there and back. Except the first
+     * plan's: it replaces the kernel's placement, which nobody chose, moves
+     * the most tasks, and is seldom taken back; running its trial away from
+     * the memory cost more than the moves (docs/internals/engine.md). Its
+     * memory moves with it, the trial is measured from the next interval on
+     * (its tasks stall while their pages move), and taken back, the memory
+     * goes back too. */
+    if (cpu >= 0 && e->trial && where >= 0 && !e->mem_now) {
         t->mem_pending = must_follow(e, t, cpu, where);
-    else if (cpu >= 0)
+    } else if (cpu >= 0) {
+        int home = t->home;
+
         corun__engine_follow_memory(e, t, cpu, where, now);
+        if (e->trial && t->home != home) {
+            t->tr_home = home;
+            e->measured_from_ns = now + e->o.interval_ns;
+        }
+    }
     if (t->cpu >= 0)
         e->st.migrations++;
     else if (cpu >= 0)
@@ -470,6 +494,9 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
         goto out_free;
     }
     e->tr_gain = known ? gain : NAN;
+    /* The first plan takes its memory along at once (see
+     * corun__engine_move()). */
+    e->mem_now = !any_pinned;
     /* The first move of what follows starts a trial. */
     e->arm = true;
     if (any_pinned && all_pinned && !unpins) {
@@ -502,6 +529,7 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
             corun__engine_move(e, &e->tasks[pc.live[k]], pc.want[k], now, CORUN_ENGINE_EV_MOVE);
 out_free:
     e->arm = false;
+    e->mem_now = false;
     free(pc.prof);
     free(pc.live);
     free(pc.cur);

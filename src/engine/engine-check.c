@@ -24,6 +24,7 @@ static void follow_kept(struct corun_engine *e, uint64_t now)
         if (t->mem_pending && t->live && t->cpu >= 0)
             corun__engine_follow_memory(e, t, t->cpu, t->tr_cpu, now);
         t->mem_pending = false;
+        t->tr_home = -1;
     }
 }
 
@@ -127,7 +128,8 @@ static double check_margin(double se)
  * change whose measured gain in summed relative speed (each task's rate
  * over its best rate seen, weighted) is below -check_margin() per task
  * measured is taken back: every task goes back where it was (pinned there,
- * or given back to the kernel), and the engine holds. A change that lost
+ * or given back to the kernel), memory that moved with it goes back to its
+ * node, and the engine holds. A change that lost
  * more than CHECK_EARLY per task over the first interval after it is taken
  * back then: waiting for the second would only double what it costs. Not
  * when memory moved shortly before the trial began (when a trial was kept,
@@ -140,7 +142,8 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
 {
     double delta = 0, wsum = 0, sq = 0;
     unsigned nmeas = 0;
-    bool late = now > e->tr_begun + (uint64_t)(e->window + 2) * e->o.interval_ns, early = false;
+    uint64_t from = e->measured_from_ns > e->tr_begun ? e->measured_from_ns : e->tr_begun;
+    bool late = now > from + (uint64_t)(e->window + 2) * e->o.interval_ns, early = false;
     bool full = true;
     /* Measured longer, it is judged at every interval past the first two
      * after it, and taken back as soon as the loss is sure. */
@@ -201,6 +204,11 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
 
         if (t->live && t->cpu != t->tr_cpu)
             corun__engine_move(e, t, t->tr_cpu, now, CORUN_ENGINE_EV_UNDO);
+        /* Its memory moved with the change: back where it was (a task
+         * pinned again took it along already). */
+        if (t->live && t->tr_home >= 0 && t->home != t->tr_home && e->mem_follows && !t->mem_stuck)
+            corun__engine_memory_to(e, t, t->tr_home, now);
+        t->tr_home = -1;
         t->nrate = 0;
     }
     e->st.reverted++;
@@ -221,7 +229,8 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
  * Records @t's instruction rate over the interval that ends with @cur, if
  * the interval began after the last change of placement (within a
  * twentieth of an interval: a real actuator moves tasks a little after the
- * samples that decided it).
+ * samples that decided it) and, when that change moved memory with its
+ * tasks (the first plan), after the interval its pages moved in.
  */
 void corun__engine_note_rate(struct corun_engine *e, struct etask *t,
                              const struct corun_sample *cur)
@@ -236,7 +245,8 @@ void corun__engine_note_rate(struct corun_engine *e, struct etask *t,
         (double)(cur->t_ns - t->prev.t_ns);
     if (r > t->best_rate)
         t->best_rate = r;
-    if (t->prev.t_ns + e->o.interval_ns / 20 < e->changed_ns)
+    if (t->prev.t_ns + e->o.interval_ns / 20 < e->changed_ns ||
+        t->prev.t_ns + e->o.interval_ns / 20 < e->measured_from_ns)
         return;
     memmove(&t->rate[1], &t->rate[0], (CHECK_WINDOW_LONG - 1) * sizeof(t->rate[0]));
     t->rate[0] = r;

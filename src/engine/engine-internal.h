@@ -46,6 +46,9 @@ struct etask {
     int home;           /* NUMA node of its memory, -1 unknown */
     bool mem_stuck;     /* its memory could not be moved: not tried again */
     bool mem_pending;   /* moved in the trial in progress: memory follows if kept */
+    int tr_home;        /* moved in the trial in progress with its memory: the node
+                           its memory was on before (it goes back there if taken
+                           back); -1 none */
     int seen_cpu;       /* where the kernel runs it while unpinned, -1 unknown */
     /* Outcome check: instruction rates of the last whole intervals since the
      * last change of placement (rate[0] the newest), and at the start of the
@@ -77,6 +80,11 @@ struct corun_engine {
     struct corun_engine_stats st;
     /* Outcome check. */
     uint64_t changed_ns; /* clock time of the last change of placement */
+    /* The change being applied takes its memory along at once (the first
+     * plan); the intervals that begin before @measured_from_ns hold the
+     * stall of the memory it moved and are not measured. */
+    bool mem_now;
+    uint64_t measured_from_ns;
     bool trial;          /* a change is being measured */
     bool arm;            /* the next change of placement starts a trial */
     uint64_t tr_begun;   /* clock time the trial in progress began */
@@ -100,6 +108,7 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
                        enum corun_engine_event_kind kind);
 void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cpu, int where,
                                  uint64_t now);
+void corun__engine_memory_to(struct corun_engine *e, struct etask *t, int node, uint64_t now);
 int corun__engine_place(struct corun_engine *e, uint64_t now);
 
 /* engine-check.c */

@@ -159,6 +159,7 @@ int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *tas
     t->own_handle = own;
     t->cpu = -1;
     t->home = -1;
+    t->tr_home = -1;
     t->seen_cpu = -1;
     t->planned = -1;
     t->live = true;
@@ -434,6 +435,7 @@ int corun_engine_restore(struct corun_engine *e)
     for (unsigned i = 0; i < e->ntasks; i++) {
         e->tasks[i].cpu = -1;
         e->tasks[i].mem_pending = false;
+        e->tasks[i].tr_home = -1;
     }
     e->trial = false;
     return err;

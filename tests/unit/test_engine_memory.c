@@ -5,7 +5,10 @@
  * a change it takes back; the stall of a task whose memory moves is no
  * early verdict on the next change; a refusal is counted and the task
  * stays moved; with memory following off, or a backend that cannot move
- * memory, nothing is asked.
+ * memory, nothing is asked. The first plan, where it is predicted to pay
+ * for its memory moves, takes the memory along at once: its trial is
+ * measured from the second interval (the first holds the stall), and taken
+ * back, the memory goes back too.
  *
  * The world: two NUMA nodes of two cores each, two tasks the kernel started
  * on node 0 (memory there, by first touch), and the `spread` policy, which
@@ -34,6 +37,9 @@ static struct {
     bool slow_cpu0;          /* CPU 0 runs at two thirds of the others' speed */
     uint64_t stall_ns;       /* a task stalls this long while its memory moves */
     uint64_t stalled_until[NT];
+    int start[NT];           /* where the kernel started each task */
+    unsigned script_from;    /* the scripted policy pins in place before this round */
+    double mem_move_cost;    /* the engine's option */
     struct corun_sample acc[NT];
 } M;
 
@@ -94,7 +100,7 @@ static int a_apply(void *st, pid_t target, const struct corun_cpuset *cpus)
 /* Given back to the kernel: it runs where the kernel started it. */
 static int a_restore(void *st, pid_t target)
 {
-    M.pinned[target] = (int)target;
+    M.pinned[target] = M.start[target];
     return 0;
 }
 
@@ -123,6 +129,8 @@ static int setup(void **state)
     assert_int_equal(corun_topo_load(&o, &M.topo), 0);
     M.now = 1000;
     M.moved_node = -1;
+    for (unsigned i = 0; i < NT; i++)
+        M.start[i] = (int)i;
     return 0;
 }
 
@@ -132,20 +140,38 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A scripted policy: first task 1 to node 1 (CPU 2), then task 0 to CPU 1
- * as well. */
+/* A scripted policy: from round M.script_from, first task 1 to node 1
+ * (CPU 2), then task 0 to CPU 1 as well; before it, every task pinned where
+ * it runs (so that the script's changes are not the first plan's). */
 static int scripted_place(const struct corun_snapshot *snap, struct corun_plan *plan)
 {
     for (unsigned i = 0; i < snap->ntasks; i++)
-        plan->cpu[i] = snap->tasks[i].id == 1 ? 2 : snap->round ? 1 : 0;
+        plan->cpu[i] = snap->round < M.script_from ? snap->tasks[i].cpu
+                       : snap->tasks[i].id == 1    ? 2
+                       : snap->round > M.script_from ? 1
+                                                   : 0;
     return 0;
 }
 
 static const struct corun_policy scripted = {
     .name = "scripted", .summary = "test script", .place = scripted_place};
 
+/* Task 1 to node 1 (CPU 2), task 0 on CPU 0, from the first plan on: with
+ * both started on CPU 0, a plan predicted to gain far more than task 1's
+ * memory move costs. */
+static int split_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    for (unsigned i = 0; i < snap->ntasks; i++)
+        plan->cpu[i] = snap->tasks[i].id == 1 ? 2 : 0;
+    return 0;
+}
+
+static const struct corun_policy split = {
+    .name = "split", .summary = "test script", .place = split_place};
+
 /* Runs @policy (NULL: `spread`) for @ns with both tasks started on node 0
- * (CPUs 0 and 1, memory there); the stats at the end. */
+ * (on M.start: CPUs 0 and 1 unless a test says otherwise; memory there);
+ * the stats at the end. */
 static void run_policy(const struct corun_policy *policy, uint64_t ns,
                        const struct corun_act_ops *act, bool no_follow,
                        struct corun_engine_stats *st)
@@ -161,6 +187,7 @@ static void run_policy(const struct corun_policy *policy, uint64_t ns,
         .warmup_ns = 200000000,
         .seed = 3,
         .no_mem_follow = no_follow,
+        .mem_move_cost = M.mem_move_cost,
     };
     struct corun_engine *e;
 
@@ -169,9 +196,9 @@ static void run_policy(const struct corun_policy *policy, uint64_t ns,
         struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_UNKNOWN};
 
         assert_int_equal(corun_engine_add(e, &t, NULL), 0);
-        assert_int_equal(corun_engine_set_cpu(e, i, (int)i), 0);
+        assert_int_equal(corun_engine_set_cpu(e, i, M.start[i]), 0);
         assert_int_equal(corun_engine_set_home(e, i, 0), 0);
-        M.pinned[i] = (int)i;
+        M.pinned[i] = M.start[i];
     }
     assert_int_equal(corun_engine_run(e, ns, NULL), 0);
     corun_engine_stats(e, st);
@@ -211,39 +238,99 @@ static void test_memory_follows_the_move(void **state)
     assert_int_equal(st.errors, 0);
 }
 
-/* A move the outcome check takes back leaves the memory where it was:
- * memory follows only a change that is kept. */
+/* A move after the first plan that the outcome check takes back leaves the
+ * memory where it was: memory follows such a change only once it is kept.
+ * The first plan pins both tasks where they run, the second moves task 1
+ * to node 1, where it runs at a tenth of its speed. */
 static void test_taken_back_leaves_memory(void **state)
 {
     struct corun_engine_stats st;
 
     M.slow_far = true;
-    run(&mem_act, false, &st);
+    M.script_from = 1;
+    M.mem_move_cost = -1;
+    run_policy(&scripted, 1000000000ull, &mem_act, false, &st);
     assert_true(st.reverted >= 1);
+    assert_int_equal(M.pinned[1], 1);
     assert_int_equal(M.moves, 0);
     assert_int_equal(st.mem_moves, 0);
 }
 
 /* A task stalls while its memory moves, and the engine moved its memory
  * just as the next change began (the change that moved it was kept): the
- * stall is no verdict on the next change. Here task 1 goes to node 1 and
- * is kept, its memory follows and it stalls half an interval; the next
- * change moves task 0 off the slow CPU 0 (+50%). Over the first interval
- * the two lose 8% per task, more than the early verdict's 2%; over the
- * window they gain 4%, and the change is kept. */
+ * stall is no verdict on the next change. Here, after a first plan that
+ * pins both tasks where they run, task 1 goes to node 1 and is kept, its
+ * memory follows and it stalls half an interval; the next change moves
+ * task 0 off the slow CPU 0 (+50%). Over the first interval the two lose
+ * 8% per task, more than the early verdict's 2%; over the window they
+ * gain 4%, and the change is kept. */
 static void test_memory_stall_is_no_early_verdict(void **state)
 {
     struct corun_engine_stats st;
 
     M.slow_cpu0 = true;
     M.stall_ns = 50000000;
-    run_policy(&scripted, 700000000ull, &mem_act, false, &st);
+    M.script_from = 1;
+    M.mem_move_cost = -1;
+    run_policy(&scripted, 800000000ull, &mem_act, false, &st);
     assert_int_equal(M.moves, 1);
     assert_int_equal(M.moved_target, 1);
     assert_int_equal(st.trials, 2);
     assert_int_equal(st.reverted, 0);
     assert_int_equal(M.pinned[0], 1);
     assert_int_equal(M.pinned[1], 2);
+}
+
+/* The first plan takes task 1's memory along as it moves it: before its
+ * trial is judged (two whole intervals after it, the first not counted). */
+static void test_first_plan_takes_memory_at_once(void **state)
+{
+    struct corun_engine_stats st;
+
+    M.start[1] = 0;
+    run_policy(&split, 300000000ull, &mem_act, false, &st);
+    assert_int_equal(M.pinned[1], 2);
+    assert_int_equal(M.moves, 1);
+    assert_int_equal(M.moved_target, 1);
+    assert_int_equal(M.moved_node,
+                     (int)corun_topo_domain(M.topo, CORUN_LEVEL_NUMA, 1)->os_index);
+    assert_int_equal(st.trials, 0);
+}
+
+/* Task 1 stalls for nine tenths of the interval after the first plan while
+ * its memory moves: a loss of 45% per task over that interval, which an
+ * early verdict would take back. It is not measured: over the two that
+ * follow the change loses nothing, and it is kept. */
+static void test_first_plan_stall_is_not_measured(void **state)
+{
+    struct corun_engine_stats st;
+
+    M.start[1] = 0;
+    M.stall_ns = 90000000;
+    run_policy(&split, 1000000000ull, &mem_act, false, &st);
+    assert_int_equal(st.trials, 1);
+    assert_int_equal(st.reverted, 0);
+    assert_int_equal(M.moves, 1);
+    assert_int_equal(M.pinned[1], 2);
+}
+
+/* The first plan's change loses (task 1 runs at a tenth of its speed off
+ * node 0): taken back, the task goes back to the kernel and its memory
+ * back to node 0. */
+static void test_first_plan_taken_back_brings_memory_back(void **state)
+{
+    struct corun_engine_stats st;
+
+    M.start[1] = 0;
+    M.slow_far = true;
+    run_policy(&split, 1000000000ull, &mem_act, false, &st);
+    assert_true(st.reverted >= 1);
+    assert_int_equal(M.pinned[1], 0);
+    assert_int_equal(M.moves, 2);
+    assert_int_equal(st.mem_moves, 2);
+    assert_int_equal(M.moved_target, 1);
+    assert_int_equal(M.moved_node,
+                     (int)corun_topo_domain(M.topo, CORUN_LEVEL_NUMA, 0)->os_index);
 }
 
 static void test_refused_move_is_counted(void **state)
@@ -281,6 +368,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_memory_follows_the_move, setup, teardown),
         cmocka_unit_test_setup_teardown(test_taken_back_leaves_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_stall_is_no_early_verdict, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_plan_takes_memory_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_plan_stall_is_not_measured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_plan_taken_back_brings_memory_back, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_refused_move_is_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_off_or_unsupported_never_asks, setup, teardown),
     };
