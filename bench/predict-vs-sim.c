@@ -21,7 +21,9 @@
  * (the engine's), 0.015, 0.0075 and 0: how many tasks each plan moves
  * across nodes, its predicted and simulated STP. It tells a case that the
  * move cost holds back (cheaper plans gain in the simulator too) from one
- * the cost protects (cheaper plans the predictor likes that lose).
+ * the cost protects (cheaper plans the predictor likes that lose). With -v
+ * as well, every task of each plan: where the kernel put it and where the
+ * plan does, its simulated and predicted speed.
  *
  * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v] [-m]
  * (MACHINE: a topology XML or a simulator preset; the mix is
@@ -107,12 +109,22 @@ static int run_corun(const struct corun_topo *t, const struct corun_sim_machine 
     return err;
 }
 
+/* With -v -m: each task of placement @pl (the kernel's @kcpu when @pl is
+ * NULL), simulated speed @sp and predicted @ps. */
+static void plan_tasks(const struct corun_sim_task *tk, unsigned n, const int *kcpu, const int *pl,
+                       const double *sp, const double *ps)
+{
+    for (unsigned i = 0; i < n; i++)
+        printf("      %3u %-16s cpu %4d -> %4d  sim %.3f pred %.3f\n", i, tk[i].name, kcpu[i],
+               pl ? pl[i] : kcpu[i], sp[i], ps[i]);
+}
+
 /* The -m table: the corun policy's first plan from the kernel's placement
  * @kcpu by memory-move cost, on the profiles @pr (their placement fields
- * overwritten). */
+ * overwritten); @verbose: every task of each. */
 static void replan_by_cost(const struct corun_topo *t, const struct corun_sim_machine *m,
                            const struct corun_sim_task *tk, unsigned n, uint64_t rs,
-                           struct corun_task_profile *pr, const int *kcpu)
+                           struct corun_task_profile *pr, const int *kcpu, bool verbose)
 {
     static const double cost[] = {0.03, 0.015, 0.0075, 0};
     unsigned nturbo;
@@ -120,8 +132,10 @@ static void replan_by_cost(const struct corun_topo *t, const struct corun_sim_ma
     struct corun_snapshot snap;
     int *pl = malloc(n * sizeof(*pl));
     double *sp = malloc(n * sizeof(*sp));
+    double *ps = malloc(n * sizeof(*ps));
+    double kp, ks;
 
-    if (!turbo || !pl || !sp)
+    if (!turbo || !pl || !sp || !ps)
         goto out;
     for (unsigned i = 0; i < n; i++) {
         pr[i].cpu = kcpu[i];
@@ -139,9 +153,13 @@ static void replan_by_cost(const struct corun_topo *t, const struct corun_sim_ma
                                    .mem_follows = true,
                                    .turbo_rel = turbo,
                                    .turbo_n = nturbo};
+    kp = corun_policy_predict(&snap, kcpu, ps);
+    ks = truth(t, m, tk, n, kcpu, sp);
     printf("\nfirst plan from the kernel's placement, by memory-move cost "
            "(kernel's: predicted %.3f, simulated %.3f)\n",
-           corun_policy_predict(&snap, kcpu, NULL), truth(t, m, tk, n, kcpu, sp));
+           kp, ks);
+    if (verbose)
+        plan_tasks(tk, n, kcpu, NULL, sp, ps);
     for (unsigned k = 0; k < sizeof(cost) / sizeof(cost[0]); k++) {
         struct corun_plan plan = {.ntasks = n, .cpu = pl};
         unsigned cross = 0;
@@ -153,13 +171,18 @@ static void replan_by_cost(const struct corun_topo *t, const struct corun_sim_ma
             cross += pl[i] >= 0 && kcpu[i] >= 0 &&
                      corun_topo_cpu(t, (unsigned)pl[i])->dom[CORUN_LEVEL_NUMA] !=
                          corun_topo_cpu(t, (unsigned)kcpu[i])->dom[CORUN_LEVEL_NUMA];
+        kp = corun_policy_predict(&snap, pl, ps);
+        ks = truth(t, m, tk, n, pl, sp);
         printf("  cost %.4f: %3u across nodes, predicted %.3f, simulated %.3f\n", cost[k], cross,
-               corun_policy_predict(&snap, pl, NULL), truth(t, m, tk, n, pl, sp));
+               kp, ks);
+        if (verbose)
+            plan_tasks(tk, n, kcpu, pl, sp, ps);
     }
 out:
     free(turbo);
     free(pl);
     free(sp);
+    free(ps);
 }
 
 int main(int argc, char **argv)
@@ -290,7 +313,7 @@ int main(int argc, char **argv)
                    pc[i], po[i], pr[i].ipc, pr[i].llc_mpki, pr[i].mem_bw_bps / 1e9,
                    pr[i].pressure[CORUN_LEVEL_L3], pr[i].sensitivity[CORUN_LEVEL_L3]);
     if (by_cost)
-        replan_by_cost(t, &m, w->tasks, n, rs, pr, kcpu);
+        replan_by_cost(t, &m, w->tasks, n, rs, pr, kcpu, verbose);
     printf("{\"bench\":\"predict-vs-sim\",\"tasks\":%u,\"sim_kernel\":%.4f,\"sim_corun\":%.4f,"
            "\"sim_oracle\":%.4f,\"pred_corun\":%.4f,\"pred_oracle\":%.4f}\n",
            n, TK, TC, TO, PC, PO);
