@@ -104,16 +104,18 @@ struct corun_engine_opts {
     /* Appended. Memory follows its task (on unless this is set, where the
      * actuator can move memory and the topology has several NUMA nodes):
      * a task moved to another node has its memory migrated there (the
-     * actuator's move_memory, as numad does) once the outcome check keeps
-     * the change (the first plan's at once, and back if it is taken back:
-     * docs/internals/engine.md), so it does not pay remote
+     * actuator's move_memory, as numad does) as it is moved, and back if
+     * the outcome check takes the change back (docs/internals/engine.md),
+     * so it does not pay remote
      * latency for the rest of its run; a task whose move fails (no
      * permission, no NUMA support) is left where its memory is and not
      * tried again. The policy is told (corun_snapshot.mem_follows), and a
      * move to another node must then also gain @mem_move_cost. */
     bool no_mem_follow;
-    double mem_move_cost; /* predicted STP; 0: 0.03 (256 MB at 1 GB/s over about
-                             8 s); < 0: none */
+    double mem_move_cost; /* predicted STP, the first plan's; 0: 0.03 (256 MB at
+                             1 GB/s over about 8 s); < 0: none. Later plans
+                             pay a quarter of it: their trials take a
+                             mispredicted one back */
     /* Appended. The package's turbo table as the hardware states it (the
      * clock with n busy cores over the clock with one, n = 1..@turbo_n at
      * [n-1]), handed to the policy (snapshot.turbo_rel); NULL: unknown. */

@@ -12,7 +12,7 @@
  * learner, the policy, hysteresis (confirm, min_dwell, max_migrations, and
  * the engine's predicted gain against the cost of moving), the outcome
  * check that takes back a change the counters say made things worse, and
- * memory following its process once a change is kept. A process that
+ * memory following its process as it moves. A process that
  * exits between sample and act (ESRCH) is forgotten; one we may not touch
  * (EPERM) is left where it is and never retried; neither stops the tick.
  */

@@ -151,17 +151,12 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
      * (first touch), so that a change taken back does not move it. */
     if (e->mem_follows && t->home < 0 && where >= 0)
         t->home = node_of(e, where);
-    /* Memory follows a change once it is kept: a change the outcome check
-     * takes back must not drag memory there and back. Except the first
-     * plan's: it replaces the kernel's placement, which nobody chose, moves
-     * the most tasks, and is seldom taken back; running its trial away from
-     * the memory cost more than the moves (docs/internals/engine.md). Its
-     * memory moves with it, the trial is measured from the next interval on
-     * (its tasks stall while their pages move), and taken back, the memory
-     * goes back too. */
-    if (cpu >= 0 && e->trial && where >= 0 && !e->mem_now) {
-        t->mem_pending = must_follow(e, t, cpu, where);
-    } else if (cpu >= 0) {
+    /* Memory moves with its task, as it is moved: a trial that ran the task
+     * away from its memory until the verdict cost more than the move
+     * (docs/internals/engine.md). Within a trial the intervals its pages
+     * move in are not measured, and a change taken back brings the memory
+     * back. */
+    if (cpu >= 0) {
         int home = t->home;
 
         corun__engine_follow_memory(e, t, cpu, where, now);
@@ -190,16 +185,24 @@ struct plan_ctx {
     int *cur, *want; /* current and planned CPU per snapshot task */
 };
 
+/* The memory-move cost of plan @round: the option's for the first plan,
+ * MEM_LATER_SHARE of it after (engine-internal.h). */
+static double mem_cost_of(const struct corun_engine *e, unsigned round)
+{
+    return round ? MEM_LATER_SHARE * e->o.mem_move_cost : e->o.mem_move_cost;
+}
+
 /* What moving task @k of @pc from where it is to where the plan wants it
  * must gain: the move cost, and the memory's when it follows to another
- * node. */
+ * node (the engine's own gain check judges plans after the first). */
 static double move_cost_of(const struct corun_engine *e, const struct plan_ctx *pc, unsigned k)
 {
     const struct etask *t = &e->tasks[pc->live[k]];
 
     if (pc->want[k] == pc->cur[k])
         return 0;
-    return e->o.move_cost + (must_follow(e, t, pc->want[k], pc->cur[k]) ? e->o.mem_move_cost : 0);
+    return e->o.move_cost +
+           (must_follow(e, t, pc->want[k], pc->cur[k]) ? mem_cost_of(e, 1) : 0);
 }
 
 static unsigned find_root(unsigned *parent, unsigned a)
@@ -454,7 +457,7 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
                                        * ours to hold to: the kernel's. */
                                       .move_cost = e->round ? e->o.move_cost : 0,
                                       .mem_follows = e->mem_follows,
-                                      .mem_move_cost = e->o.mem_move_cost,
+                                      .mem_move_cost = mem_cost_of(e, e->round),
                                       .turbo_rel = e->o.turbo_rel,
                                       .turbo_n = e->o.turbo_rel ? e->o.turbo_n : 0};
     plan = (struct corun_plan){.ntasks = m, .cpu = pc.want};
@@ -494,9 +497,6 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
         goto out_free;
     }
     e->tr_gain = known ? gain : NAN;
-    /* The first plan takes its memory along at once (see
-     * corun__engine_move()). */
-    e->mem_now = !any_pinned;
     /* The first move of what follows starts a trial. */
     e->arm = true;
     if (any_pinned && all_pinned && !unpins) {
@@ -529,7 +529,6 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
             corun__engine_move(e, &e->tasks[pc.live[k]], pc.want[k], now, CORUN_ENGINE_EV_MOVE);
 out_free:
     e->arm = false;
-    e->mem_now = false;
     free(pc.prof);
     free(pc.live);
     free(pc.cur);

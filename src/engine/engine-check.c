@@ -14,18 +14,13 @@
 
 /* ---- the outcome check ------------------------------------------------------ */
 
-/* The trial's changes are kept: the memory of the tasks it moved follows
- * them. */
-static void follow_kept(struct corun_engine *e, uint64_t now)
+/* The trial in progress ends: what its tasks' memory was before is
+ * forgotten. */
+static void trial_end(struct corun_engine *e)
 {
-    for (unsigned i = 0; i < e->ntasks; i++) {
-        struct etask *t = &e->tasks[i];
-
-        if (t->mem_pending && t->live && t->cpu >= 0)
-            corun__engine_follow_memory(e, t, t->cpu, t->tr_cpu, now);
-        t->mem_pending = false;
-        t->tr_home = -1;
-    }
+    for (unsigned i = 0; i < e->ntasks; i++)
+        e->tasks[i].tr_home = -1;
+    e->trial = false;
 }
 
 /* The placement changed in a way the engine did not plan (a task joined,
@@ -36,9 +31,7 @@ void corun__engine_world_changed(struct corun_engine *e, uint64_t now)
     for (unsigned i = 0; i < e->ntasks; i++)
         e->tasks[i].nrate = 0;
     e->doubt = 0; /* it was about other tasks */
-    if (e->trial)
-        follow_kept(e, now);
-    e->trial = false;
+    trial_end(e);
     e->changed_ns = now;
 }
 
@@ -165,14 +158,6 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
         }
         full = full && t->nrate >= e->window;
         d = (mean_rate(t, e->window) - t->tr_before) / t->best_rate;
-        if (t->mem_pending) {
-            /* It runs away from its memory until the change is kept: judge
-             * it as it will run once its memory follows. */
-            const struct corun_task_profile *p = corun_profiler_get(e->prof, t->slot);
-            double r = (CORUN_REMOTE_LATENCY - 1) * corun_profile_mem_share(p->ipc, p->llc_mpki);
-
-            d += mean_rate(t, e->window) / t->best_rate * r;
-        }
         delta += weight_of(t) * d;
         sq += weight_of(t) * d * d;
         wsum += weight_of(t);
@@ -194,11 +179,9 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
     e->st.trials += nmeas > 0;
     if (!nmeas || delta >= -margin * wsum) {
         e->fails = 0;
-        follow_kept(e, now);
+        trial_end(e);
         return CORUN__KEEP;
     }
-    for (unsigned i = 0; i < e->ntasks; i++)
-        e->tasks[i].mem_pending = false;
     for (unsigned i = 0; i < e->ntasks; i++) {
         struct etask *t = &e->tasks[i];
 

@@ -28,6 +28,14 @@
 #define CHECK_EARLY    0.02
 #define CHECK_HOLD     4
 #define CHECK_HOLD_MAX 64
+/* A plan after the first must gain this share of opts.mem_move_cost per
+ * task it moves off its memory's node. The first plan is judged against
+ * the kernel's placement, which a plan the predictor gets wrong still
+ * beats, so its cost stands for that risk as well as the stall; a later
+ * plan's trial is judged against the plan it replaces and takes a wrong
+ * one back, and what is left to pay for is the stall (64 MB at 1 GB/s
+ * over about 8 s). Measured on bench/policies (docs/internals/engine.md). */
+#define MEM_LATER_SHARE 0.25
 /* The doubt a taken-back change leaves (what it fell short of its
  * prediction, in summed relative speed) shrinks by this factor per
  * interval: halved in 64, the longest hold. */
@@ -45,7 +53,6 @@ struct etask {
     unsigned slot;      /* profiler slot */
     int home;           /* NUMA node of its memory, -1 unknown */
     bool mem_stuck;     /* its memory could not be moved: not tried again */
-    bool mem_pending;   /* moved in the trial in progress: memory follows if kept */
     int tr_home;        /* moved in the trial in progress with its memory: the node
                            its memory was on before (it goes back there if taken
                            back); -1 none */
@@ -80,10 +87,8 @@ struct corun_engine {
     struct corun_engine_stats st;
     /* Outcome check. */
     uint64_t changed_ns; /* clock time of the last change of placement */
-    /* The change being applied takes its memory along at once (the first
-     * plan); the intervals that begin before @measured_from_ns hold the
-     * stall of the memory it moved and are not measured. */
-    bool mem_now;
+    /* The intervals that begin before this hold the stall of the memory
+     * the change being measured moved: they are not measured. */
     uint64_t measured_from_ns;
     bool trial;          /* a change is being measured */
     bool arm;            /* the next change of placement starts a trial */

@@ -431,10 +431,9 @@ int corun_engine_restore(struct corun_engine *e)
     int err = e->o.act && e->o.act->restore_all ? e->o.act->restore_all(e->o.act_state) : 0;
 
     /* Nothing is pinned now: a change being judged has nothing to take
-     * back, and no memory follows it. */
+     * back, and its memory stays where it moved. */
     for (unsigned i = 0; i < e->ntasks; i++) {
         e->tasks[i].cpu = -1;
-        e->tasks[i].mem_pending = false;
         e->tasks[i].tr_home = -1;
     }
     e->trial = false;

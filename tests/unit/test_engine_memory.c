@@ -1,14 +1,11 @@
 /*
  * test_engine_memory.c — memory follows its task: when the engine moves a
  * task to another NUMA node, it asks the actuator to move the task's memory
- * there (as numad does) once the outcome check keeps the change, never for
- * a change it takes back; the stall of a task whose memory moves is no
- * early verdict on the next change; a refusal is counted and the task
- * stays moved; with memory following off, or a backend that cannot move
- * memory, nothing is asked. The first plan, where it is predicted to pay
- * for its memory moves, takes the memory along at once: its trial is
- * measured from the second interval (the first holds the stall), and taken
- * back, the memory goes back too.
+ * there (as numad does) as it moves the task; the change's trial is
+ * measured from the interval after (the task stalls while its pages move),
+ * and a change taken back brings the memory back; a refusal is counted and
+ * the task stays moved; with memory following off, or a backend that
+ * cannot move memory, nothing is asked.
  *
  * The world: two NUMA nodes of two cores each, two tasks the kernel started
  * on node 0 (memory there, by first touch), and the `spread` policy, which
@@ -40,6 +37,7 @@ static struct {
     int start[NT];           /* where the kernel started each task */
     unsigned script_from;    /* the scripted policy pins in place before this round */
     double mem_move_cost;    /* the engine's option */
+    double told_cost[4];     /* the memory-move cost each round's snapshot said */
     struct corun_sample acc[NT];
 } M;
 
@@ -145,6 +143,8 @@ static int teardown(void **state)
  * it runs (so that the script's changes are not the first plan's). */
 static int scripted_place(const struct corun_snapshot *snap, struct corun_plan *plan)
 {
+    if (snap->round < 4)
+        M.told_cost[snap->round] = snap->mem_move_cost;
     for (unsigned i = 0; i < snap->ntasks; i++)
         plan->cpu[i] = snap->round < M.script_from ? snap->tasks[i].cpu
                        : snap->tasks[i].id == 1    ? 2
@@ -156,9 +156,8 @@ static int scripted_place(const struct corun_snapshot *snap, struct corun_plan *
 static const struct corun_policy scripted = {
     .name = "scripted", .summary = "test script", .place = scripted_place};
 
-/* Task 1 to node 1 (CPU 2), task 0 on CPU 0, from the first plan on: with
- * both started on CPU 0, a plan predicted to gain far more than task 1's
- * memory move costs. */
+/* Task 1 to node 1 (CPU 2), task 0 on CPU 0, from the first plan on (the
+ * tests that use it start both on CPU 0). */
 static int split_place(const struct corun_snapshot *snap, struct corun_plan *plan)
 {
     for (unsigned i = 0; i < snap->ntasks; i++)
@@ -238,11 +237,11 @@ static void test_memory_follows_the_move(void **state)
     assert_int_equal(st.errors, 0);
 }
 
-/* A move after the first plan that the outcome check takes back leaves the
- * memory where it was: memory follows such a change only once it is kept.
- * The first plan pins both tasks where they run, the second moves task 1
- * to node 1, where it runs at a tenth of its speed. */
-static void test_taken_back_leaves_memory(void **state)
+/* A change after the first plan that the outcome check takes back brings
+ * the memory back where it was. The first plan pins both tasks where they
+ * run, the second moves task 1 to node 1, where it runs at a tenth of its
+ * speed: its memory goes there with it and comes back with it. */
+static void test_later_change_taken_back_brings_memory_back(void **state)
 {
     struct corun_engine_stats st;
 
@@ -252,19 +251,19 @@ static void test_taken_back_leaves_memory(void **state)
     run_policy(&scripted, 1000000000ull, &mem_act, false, &st);
     assert_true(st.reverted >= 1);
     assert_int_equal(M.pinned[1], 1);
-    assert_int_equal(M.moves, 0);
-    assert_int_equal(st.mem_moves, 0);
+    assert_int_equal(M.moves, 2);
+    assert_int_equal(st.mem_moves, 2);
+    assert_int_equal(M.moved_target, 1);
+    assert_int_equal(M.moved_node,
+                     (int)corun_topo_domain(M.topo, CORUN_LEVEL_NUMA, 0)->os_index);
 }
 
-/* A task stalls while its memory moves, and the engine moved its memory
- * just as the next change began (the change that moved it was kept): the
- * stall is no verdict on the next change. Here, after a first plan that
- * pins both tasks where they run, task 1 goes to node 1 and is kept, its
- * memory follows and it stalls half an interval; the next change moves
- * task 0 off the slow CPU 0 (+50%). Over the first interval the two lose
- * 8% per task, more than the early verdict's 2%; over the window they
- * gain 4%, and the change is kept. */
-static void test_memory_stall_is_no_early_verdict(void **state)
+/* A task stalls while its memory moves with a change after the first plan:
+ * task 1 goes to node 1 and stalls half an interval, a loss of 25% per
+ * task over that interval, which an early verdict would take back. That
+ * interval is not measured: the change is kept, and the next one, which
+ * moves task 0 off the slow CPU 0 (+50%), too. */
+static void test_later_change_stall_is_not_measured(void **state)
 {
     struct corun_engine_stats st;
 
@@ -272,7 +271,7 @@ static void test_memory_stall_is_no_early_verdict(void **state)
     M.stall_ns = 50000000;
     M.script_from = 1;
     M.mem_move_cost = -1;
-    run_policy(&scripted, 800000000ull, &mem_act, false, &st);
+    run_policy(&scripted, 900000000ull, &mem_act, false, &st);
     assert_int_equal(M.moves, 1);
     assert_int_equal(M.moved_target, 1);
     assert_int_equal(st.trials, 2);
@@ -281,8 +280,26 @@ static void test_memory_stall_is_no_early_verdict(void **state)
     assert_int_equal(M.pinned[1], 2);
 }
 
+/* The first plan is told the memory-move cost the caller gave (0: 0.03); the
+ * plans after it, whose trials are judged against the placement they would
+ * replace, a quarter of it. */
+static void test_later_plans_pay_a_quarter_of_the_memory_cost(void **state)
+{
+    struct corun_engine_stats st;
+
+    M.script_from = 1;
+    run_policy(&scripted, 600000000ull, &mem_act, false, &st);
+    assert_true(M.told_cost[0] == 0.03);
+    assert_true(M.told_cost[1] == 0.0075);
+    M.mem_move_cost = 0.1;
+    memset(M.told_cost, 0, sizeof(M.told_cost));
+    run_policy(&scripted, 600000000ull, &mem_act, false, &st);
+    assert_true(M.told_cost[0] == 0.1);
+    assert_true(M.told_cost[1] == 0.025);
+}
+
 /* The first plan takes task 1's memory along as it moves it: before its
- * trial is judged (two whole intervals after it, the first not counted). */
+ * trial is judged (two whole intervals after the one it stalls in). */
 static void test_first_plan_takes_memory_at_once(void **state)
 {
     struct corun_engine_stats st;
@@ -366,8 +383,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_memory_follows_the_move, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_taken_back_leaves_memory, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_memory_stall_is_no_early_verdict, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_later_change_taken_back_brings_memory_back, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_later_change_stall_is_not_measured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_later_plans_pay_a_quarter_of_the_memory_cost, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_first_plan_takes_memory_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_plan_stall_is_not_measured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_plan_taken_back_brings_memory_back, setup,
