@@ -148,7 +148,8 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
         t->moved_at = now;
     }
     /* Where its memory is, when nobody said: near where it ran until now
-     * (first touch), so that a change taken back does not move it. */
+     * (first touch), so that its memory follows it from there and a change
+     * taken back brings it back there. */
     if (e->mem_follows && t->home < 0 && where >= 0)
         t->home = node_of(e, where);
     /* Memory moves with its task, as it is moved: a trial that ran the task

@@ -125,11 +125,12 @@ static double check_margin(double se)
  * node, and the engine holds. A change that lost
  * more than CHECK_EARLY per task over the first interval after it is taken
  * back then: waiting for the second would only double what it costs. Not
- * when memory moved shortly before the trial began (when a trial was kept,
- * most often): its tasks stall while their pages move, a loss of the first
- * interval that is not the change's (on a 4-node machine, two tasks whose
- * memory moved lost 31% each over it, and the change gained overall:
- * docs/internals/engine.md).
+ * when memory moved shortly before the trial began (a change taken back
+ * brought it back, the warm-up placement moved it): its tasks stall while
+ * their pages move, a loss of the first interval that is not the change's
+ * (on a 4-node machine, two tasks whose memory moved lost 31% each over
+ * it, and the change gained overall: docs/internals/engine.md). The
+ * change's own memory moves are not measured (corun__engine_note_rate()).
  */
 enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t now)
 {
@@ -213,7 +214,7 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
  * the interval began after the last change of placement (within a
  * twentieth of an interval: a real actuator moves tasks a little after the
  * samples that decided it) and, when that change moved memory with its
- * tasks (the first plan), after the interval its pages moved in.
+ * tasks, after the interval its pages moved in.
  */
 void corun__engine_note_rate(struct corun_engine *e, struct etask *t,
                              const struct corun_sample *cur)
