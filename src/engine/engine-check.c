@@ -180,6 +180,13 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
     e->st.trials += nmeas > 0;
     if (!nmeas || delta >= -margin * wsum) {
         e->fails = 0;
+        /* Kept, though it measured a loss (inside the margin): it fell
+         * short of its prediction as a change taken back does, and leaves
+         * the same doubt. Else plans that the predictor rates above their
+         * cost from noise in the profiles follow one another, each kept
+         * and each moving memory (docs/internals/engine.md). */
+        if (nmeas && delta < 0 && isfinite(e->tr_gain) && e->tr_gain - delta > e->doubt)
+            e->doubt = e->tr_gain - delta;
         trial_end(e);
         return CORUN__KEEP;
     }

@@ -3,9 +3,10 @@
  * task to another NUMA node, it asks the actuator to move the task's memory
  * there (as numad does) as it moves the task; the change's trial is
  * measured from the interval after (the task stalls while its pages move),
- * and a change taken back brings the memory back; a refusal is counted and
- * the task stays moved; with memory following off, or a backend that
- * cannot move memory, nothing is asked.
+ * and a change taken back brings the memory back; a change kept though it
+ * measured a loss leaves a doubt; a refusal is counted and the task stays
+ * moved; with memory following off, or a backend that cannot move memory,
+ * nothing is asked.
  *
  * The world: two NUMA nodes of two cores each, two tasks the kernel started
  * on node 0 (memory there, by first touch), and the `spread` policy, which
@@ -32,6 +33,7 @@ static struct {
     int move_result;         /* what move_memory returns */
     bool slow_far;           /* a task off node 0 runs at a tenth of its speed */
     bool slow_cpu0;          /* CPU 0 runs at two thirds of the others' speed */
+    bool slow_cpu2;          /* CPU 2 runs 0.5% slower than the others */
     uint64_t stall_ns;       /* a task stalls this long while its memory moves */
     uint64_t stalled_until[NT];
     int start[NT];           /* where the kernel started each task */
@@ -52,7 +54,10 @@ static int fake_wait(void *ctx, uint64_t t)
 
     for (unsigned i = 0; i < NT; i++) {
         bool far = corun_topo_cpu(M.topo, (unsigned)M.pinned[i])->dom[CORUN_LEVEL_NUMA] != 0;
-        double ipc = M.slow_far && far ? 0.3 : M.slow_cpu0 && M.pinned[i] == 0 ? 2.0 : 3.0;
+        double ipc = M.slow_far && far                   ? 0.3
+                     : M.slow_cpu0 && M.pinned[i] == 0   ? 2.0
+                     : M.slow_cpu2 && M.pinned[i] == 2   ? 2.985
+                                                         : 3.0;
 
         /* Stalled for part of [now, t): no instructions then. */
         if (M.stalled_until[i] > M.now)
@@ -280,6 +285,26 @@ static void test_later_change_stall_is_not_measured(void **state)
     assert_int_equal(M.pinned[1], 2);
 }
 
+/* A change kept though it measured a loss leaves a doubt, as one taken back
+ * does. Task 1 goes to CPU 2 (node 1), where it runs 0.5% slower: inside
+ * the margin, kept. The next plan moves task 0 from CPU 0 to CPU 1 for no
+ * predicted gain: it does not beat the doubt and is not applied (without
+ * the doubt it is tried). */
+static void test_kept_loss_leaves_a_doubt(void **state)
+{
+    struct corun_engine_stats st;
+
+    M.slow_cpu2 = true;
+    M.script_from = 1;
+    M.mem_move_cost = -1;
+    run_policy(&scripted, 1200000000ull, &mem_act, false, &st);
+    assert_int_equal(st.trials, 1);
+    assert_int_equal(st.reverted, 0);
+    assert_true(st.doubted >= 1);
+    assert_int_equal(M.pinned[0], 0);
+    assert_int_equal(M.pinned[1], 2);
+}
+
 /* The first plan is told the memory-move cost the caller gave (0: 0.03); the
  * plans after it, whose trials are judged against the placement they would
  * replace, a quarter of it. */
@@ -386,6 +411,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_later_change_taken_back_brings_memory_back, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_later_change_stall_is_not_measured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kept_loss_leaves_a_doubt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_later_plans_pay_a_quarter_of_the_memory_cost, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_first_plan_takes_memory_at_once, setup, teardown),
