@@ -54,7 +54,6 @@ void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cp
 {
     if (!must_follow(e, t, cpu, where))
         return;
-    t->home = mem_node(e, t, where);
     corun__engine_memory_to(e, t, node_of(e, cpu), now);
 }
 
@@ -163,7 +162,7 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
         corun__engine_follow_memory(e, t, cpu, where, now);
         if (e->trial && t->home != home) {
             t->tr_home = home;
-            e->measured_from_ns = now + e->o.interval_ns;
+            e->changed_ns = now + e->o.interval_ns;
         }
     }
     if (t->cpu >= 0)
@@ -172,7 +171,7 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
         e->st.placements++;
     t->cpu = cpu;
     t->pinned_at = now;
-    if (cpu != where)
+    if (cpu != where && e->changed_ns < now)
         e->changed_ns = now;
     return 0;
 }

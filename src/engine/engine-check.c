@@ -136,7 +136,7 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
 {
     double delta = 0, wsum = 0, sq = 0;
     unsigned nmeas = 0;
-    uint64_t from = e->measured_from_ns > e->tr_begun ? e->measured_from_ns : e->tr_begun;
+    uint64_t from = e->changed_ns > e->tr_begun ? e->changed_ns : e->tr_begun;
     bool late = now > from + (uint64_t)(e->window + 2) * e->o.interval_ns, early = false;
     bool full = true;
     /* Measured longer, it is judged at every interval past the first two
@@ -178,15 +178,18 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
         return CORUN__WAIT;
     e->trial = false;
     e->st.trials += nmeas > 0;
+    /* A change that measured a loss, taken back or kept inside the margin,
+     * fell short of its prediction: a change like it is predicted to gain
+     * as much again, so until the doubt has decayed a plan must be
+     * predicted to gain more than this one fell short by. Taken back, what
+     * the retries cost was measured on the Ryzen 7950X of bench/heldout4;
+     * kept, plans the predictor rated above their cost from noise in the
+     * profiles followed one another, each moving memory, on heldout6's 2x
+     * X5670 (docs/internals/engine.md). */
+    if (nmeas && delta < 0 && isfinite(e->tr_gain) && e->tr_gain - delta > e->doubt)
+        e->doubt = e->tr_gain - delta;
     if (!nmeas || delta >= -margin * wsum) {
         e->fails = 0;
-        /* Kept, though it measured a loss (inside the margin): it fell
-         * short of its prediction as a change taken back does, and leaves
-         * the same doubt. Else plans that the predictor rates above their
-         * cost from noise in the profiles follow one another, each kept
-         * and each moving memory (docs/internals/engine.md). */
-        if (nmeas && delta < 0 && isfinite(e->tr_gain) && e->tr_gain - delta > e->doubt)
-            e->doubt = e->tr_gain - delta;
         trial_end(e);
         return CORUN__KEEP;
     }
@@ -203,12 +206,6 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
         t->nrate = 0;
     }
     e->st.reverted++;
-    /* A change like it is predicted to gain as much again: until the
-     * doubt has decayed, a plan must be predicted to gain more than this
-     * one fell short by (what the retries cost was measured on the
-     * Ryzen 7950X of bench/heldout4: docs/internals/engine.md). */
-    if (isfinite(e->tr_gain) && e->tr_gain - delta > e->doubt)
-        e->doubt = e->tr_gain - delta;
     e->hold = CHECK_HOLD << (e->fails < 4 ? e->fails : 4);
     if (e->hold > CHECK_HOLD_MAX)
         e->hold = CHECK_HOLD_MAX;
@@ -236,8 +233,7 @@ void corun__engine_note_rate(struct corun_engine *e, struct etask *t,
         (double)(cur->t_ns - t->prev.t_ns);
     if (r > t->best_rate)
         t->best_rate = r;
-    if (t->prev.t_ns + e->o.interval_ns / 20 < e->changed_ns ||
-        t->prev.t_ns + e->o.interval_ns / 20 < e->measured_from_ns)
+    if (t->prev.t_ns + e->o.interval_ns / 20 < e->changed_ns)
         return;
     memmove(&t->rate[1], &t->rate[0], (CHECK_WINDOW_LONG - 1) * sizeof(t->rate[0]));
     t->rate[0] = r;

@@ -86,10 +86,11 @@ struct corun_engine {
     unsigned round;
     struct corun_engine_stats st;
     /* Outcome check. */
-    uint64_t changed_ns; /* clock time of the last change of placement */
-    /* The intervals that begin before this hold the stall of the memory
-     * the change being measured moved: they are not measured. */
-    uint64_t measured_from_ns;
+    /* Clock time of the last change of placement, or, when the change
+     * being measured moved memory with its tasks, one interval after it:
+     * intervals that begin before it are not the placement's (they hold
+     * the stall of the pages moving) and are not measured. */
+    uint64_t changed_ns;
     bool trial;          /* a change is being measured */
     bool arm;            /* the next change of placement starts a trial */
     uint64_t tr_begun;   /* clock time the trial in progress began */

@@ -242,6 +242,20 @@ static void test_memory_follows_the_move(void **state)
     assert_int_equal(st.errors, 0);
 }
 
+/* A change moved task 1 to node 1 with its memory and was taken back: the
+ * task runs on @cpu again, and its memory went there and came back to
+ * node 0 (the kernel's number of the node). */
+static void assert_memory_came_back(const struct corun_engine_stats *st, int cpu)
+{
+    assert_true(st->reverted >= 1);
+    assert_int_equal(M.pinned[1], cpu);
+    assert_int_equal(M.moves, 2);
+    assert_int_equal(st->mem_moves, 2);
+    assert_int_equal(M.moved_target, 1);
+    assert_int_equal(M.moved_node,
+                     (int)corun_topo_domain(M.topo, CORUN_LEVEL_NUMA, 0)->os_index);
+}
+
 /* A change after the first plan that the outcome check takes back brings
  * the memory back where it was. The first plan pins both tasks where they
  * run, the second moves task 1 to node 1, where it runs at a tenth of its
@@ -254,13 +268,7 @@ static void test_later_change_taken_back_brings_memory_back(void **state)
     M.script_from = 1;
     M.mem_move_cost = -1;
     run_policy(&scripted, 1000000000ull, &mem_act, false, &st);
-    assert_true(st.reverted >= 1);
-    assert_int_equal(M.pinned[1], 1);
-    assert_int_equal(M.moves, 2);
-    assert_int_equal(st.mem_moves, 2);
-    assert_int_equal(M.moved_target, 1);
-    assert_int_equal(M.moved_node,
-                     (int)corun_topo_domain(M.topo, CORUN_LEVEL_NUMA, 0)->os_index);
+    assert_memory_came_back(&st, 1);
 }
 
 /* A task stalls while its memory moves with a change after the first plan:
@@ -366,13 +374,7 @@ static void test_first_plan_taken_back_brings_memory_back(void **state)
     M.start[1] = 0;
     M.slow_far = true;
     run_policy(&split, 1000000000ull, &mem_act, false, &st);
-    assert_true(st.reverted >= 1);
-    assert_int_equal(M.pinned[1], 0);
-    assert_int_equal(M.moves, 2);
-    assert_int_equal(st.mem_moves, 2);
-    assert_int_equal(M.moved_target, 1);
-    assert_int_equal(M.moved_node,
-                     (int)corun_topo_domain(M.topo, CORUN_LEVEL_NUMA, 0)->os_index);
+    assert_memory_came_back(&st, 0);
 }
 
 static void test_refused_move_is_counted(void **state)
