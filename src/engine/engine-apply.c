@@ -290,6 +290,8 @@ static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m,
         g[j].gain = corun_policy_predict(&pc->snap, trial, NULL) - base;
     }
     qsort(g, ng, sizeof(*g), by_gain);
+    for (unsigned k = 0; k < m; k++)
+        trial[k] = pc->cur[k];
     for (unsigned j = 0; j < ng; j++) {
         /* A group bigger than the whole cap (a swap under a cap of one)
          * would never fit: it goes alone in an interval of its own. */
@@ -304,11 +306,17 @@ static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m,
             continue;
         }
         for (unsigned k = 0; k < m; k++)
-            if (pc->want[k] != pc->cur[k] && find_root(parent, k) == g[j].root)
+            if (pc->want[k] != pc->cur[k] && find_root(parent, k) == g[j].root) {
                 corun__engine_move(e, &e->tasks[pc->live[k]], pc->want[k], now,
                                    CORUN_ENGINE_EV_MOVE);
+                trial[k] = pc->want[k];
+            }
         done += g[j].size;
     }
+    /* What is tried is the part applied: the doubt a loss leaves is
+     * measured against what that part was predicted to gain. */
+    if (isfinite(e->tr_gain))
+        e->tr_gain = done ? corun_policy_predict(&pc->snap, trial, NULL) - base : NAN;
     err = 0;
 out_free:
     free(parent);
@@ -512,14 +520,12 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
             goto out_free;
         }
         if (moves > move_cap(e, m)) {
-            e->tr_gain = NAN; /* a part of the change is tried */
             err = apply_capped(e, &pc, m, move_cap(e, m), true, now);
             goto out_free;
         }
     } else if (e->o.max_moves && moves > e->o.max_moves && !e->warming) {
         /* The caller's cap holds for first placements too: the best
          * predicted first, the policy trusted for the rest. */
-        e->tr_gain = NAN;
         err = apply_capped(e, &pc, m, e->o.max_moves, false, now);
         goto out_free;
     }
