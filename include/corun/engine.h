@@ -20,8 +20,9 @@
  *    current placement beats the move cost of the tasks they move
  *    (hysteresis), and at most max_moves tasks move per interval: moves
  *    that depend on each other (a task taking the CPU another leaves) go
- *    together, the groups with the best predicted gain first (a group larger
- *    than the cap may go alone in an interval of its own).
+ *    together, and the groups applied are those predicted to pay their
+ *    moves' cost together (a group larger than the cap may go alone in an
+ *    interval of its own).
  *
  * An engine is not thread-safe; it owns its profiler, and borrows the
  * topology, the opened sensor and actuator states and the policy, which

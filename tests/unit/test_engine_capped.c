@@ -1,0 +1,219 @@
+/*
+ * test_engine_capped.c — a change bigger than the move cap is applied in
+ * parts, and a part is made of moves that pay together: groups of moves
+ * that gain only together are tried together, within the cap.
+ *
+ * The world: one package of eight SMT2 cores whose clock halves with seven
+ * busy cores or more (a turbo table, which the engine is given), eight
+ * sheep-like tasks spread one per core by the warm-up, and a scripted
+ * policy that pairs them on four cores. Each of its four moves idles one
+ * core: alone it only pairs two tasks (a loss); two of them reach six
+ * busy cores and the full clock. A fake sensor turns the clock and the
+ * pairing into counters; a fake actuator records where tasks are pinned.
+ */
+#include "testutil.h"
+
+#include <string.h>
+
+#include "corun/engine.h"
+
+#define NT 8
+#define NCORES 8
+
+static struct {
+    struct corun_topo *topo;
+    uint64_t now;
+    int pinned[NT];
+    struct corun_sample acc[NT];
+    unsigned moves;        /* moves applied after the warm-up */
+    uint64_t first_at;     /* clock time of the first of them */
+    unsigned moves_at_first; /* how many were applied at that time */
+} W;
+
+static const double turbo[NCORES] = {1, 1, 1, 1, 1, 1, 0.5, 0.5};
+
+static bool sibling_busy(unsigned i)
+{
+    for (unsigned j = 0; j < NT; j++)
+        if (j != i && W.pinned[j] >= 0 && W.pinned[j] / 2 == W.pinned[i] / 2)
+            return true;
+    return false;
+}
+
+static unsigned busy_cores(void)
+{
+    bool busy[NCORES] = {false};
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < NT; i++)
+        if (W.pinned[i] >= 0 && !busy[W.pinned[i] / 2]) {
+            busy[W.pinned[i] / 2] = true;
+            n++;
+        }
+    return n;
+}
+
+static uint64_t fake_now(void *ctx)
+{
+    return W.now;
+}
+
+/* Every task runs at the package's clock (3 GHz times the turbo table's
+ * share for the busy cores), at IPC 1, 3% less beside a busy sibling. */
+static int fake_wait(void *ctx, uint64_t t)
+{
+    double dt = (double)(t - W.now), clk = 3.0 * turbo[busy_cores() - 1];
+
+    for (unsigned i = 0; i < NT; i++) {
+        double cycles = clk * dt, instr = cycles * (sibling_busy(i) ? 0.97 : 1.0);
+
+        W.acc[i].value[CORUN_EV_CYCLES] += (uint64_t)cycles;
+        W.acc[i].value[CORUN_EV_REF_CYCLES] += (uint64_t)(2.5 * dt);
+        W.acc[i].value[CORUN_EV_INSTRUCTIONS] += (uint64_t)instr;
+        W.acc[i].value[CORUN_EV_LLC_REFERENCES] += (uint64_t)(instr * 5e-3);
+        W.acc[i].value[CORUN_EV_LLC_MISSES] += (uint64_t)(instr * 1.5e-3);
+        W.acc[i].value[CORUN_EV_TASK_CLOCK_NS] += (uint64_t)dt;
+    }
+    W.now = t;
+    return 0;
+}
+
+static int s_attach(void *st, pid_t target, int *handle)
+{
+    *handle = target;
+    return 0;
+}
+
+static int s_read(void *st, int h, struct corun_sample *out)
+{
+    fake_sample(out, &W.acc[h], W.now);
+    return 0;
+}
+
+static int s_detach(void *st, int h)
+{
+    return 0;
+}
+
+static const struct corun_sense_ops fake_sense = {
+    .name = "fake", .attach = s_attach, .read = s_read, .detach = s_detach};
+
+static int a_apply(void *st, pid_t target, const struct corun_cpuset *cpus)
+{
+    W.pinned[target] = corun_topo_cpu_by_os(W.topo, (unsigned)corun_cpuset_next(cpus, 0));
+    return 0;
+}
+
+static int a_restore(void *st, pid_t target)
+{
+    W.pinned[target] = -1;
+    return 0;
+}
+
+static const struct corun_act_ops fake_act = {
+    .name = "fake", .apply = a_apply, .restore = a_restore};
+
+/* The warm-up: task i alone on core i. */
+static int spread_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    for (unsigned k = 0; k < snap->ntasks; k++)
+        plan->cpu[k] = (int)(2 * snap->tasks[k].id);
+    return 0;
+}
+
+/* Then: odd tasks beside the even ones, on cores 0, 2, 4 and 6. */
+static int pair_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    for (unsigned k = 0; k < snap->ntasks; k++) {
+        unsigned id = snap->tasks[k].id;
+
+        plan->cpu[k] = (int)(id % 2 ? 4 * (id / 2) + 1 : 2 * id);
+    }
+    return 0;
+}
+
+static const struct corun_policy spread_pol = {.name = "spread-script", .place = spread_place};
+static const struct corun_policy pair_pol = {.name = "pair-script", .place = pair_place};
+
+static void on_event(void *ctx, const struct corun_engine_event *ev)
+{
+    if (ev->kind != CORUN_ENGINE_EV_MOVE || ev->from < 0)
+        return;
+    if (!W.moves++)
+        W.first_at = W.now;
+    if (W.now == W.first_at)
+        W.moves_at_first++;
+}
+
+static int setup(void **state)
+{
+    struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC, .input = "pack:1 core:8 pu:2"};
+
+    memset(&W, 0, sizeof(W));
+    assert_int_equal(corun_topo_load(&o, &W.topo), 0);
+    W.now = 1000;
+    /* The kernel's placement: one task per core. */
+    for (unsigned i = 0; i < NT; i++)
+        W.pinned[i] = (int)(2 * i);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    corun_topo_free(W.topo);
+    return 0;
+}
+
+/* Under a cap of two moves an interval, the engine applies two of the
+ * plan's four moves at once (each alone is predicted a loss, so scored one
+ * by one none would ever be applied), the clock doubles, the trial keeps
+ * them; the other two gain nothing more and are held. */
+static void test_moves_that_pay_together(void **state)
+{
+    struct corun_engine_opts o = {
+        .topo = W.topo,
+        .policy = &pair_pol,
+        .warmup_policy = &spread_pol,
+        .sense = &fake_sense,
+        .act = &fake_act,
+        .clock = {.now_ns = fake_now, .wait_until = fake_wait},
+        .interval_ns = 100000000,
+        .warmup_ns = 300000000,
+        .max_moves = 2,
+        .seed = 3,
+        .turbo_rel = turbo,
+        .turbo_n = NCORES,
+        .on_event = on_event,
+    };
+    struct corun_engine *e;
+    struct corun_engine_stats st;
+
+    assert_int_equal(corun_engine_new(&o, &e), 0);
+    for (unsigned i = 0; i < NT; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_SHEEP};
+
+        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+        assert_int_equal(corun_engine_set_cpu(e, i, W.pinned[i]), 0);
+    }
+    assert_int_equal(corun_engine_run(e, 3000000000ull, NULL), 0);
+    corun_engine_stats(e, &st);
+    print_message("moves %u (%u at once), busy cores %u, trials %lu reverted %lu held %lu\n",
+                  W.moves, W.moves_at_first, busy_cores(), (unsigned long)st.trials,
+                  (unsigned long)st.reverted, (unsigned long)st.held);
+    assert_int_equal(W.moves_at_first, 2);
+    assert_int_equal(W.moves, 2);
+    assert_int_equal(busy_cores(), 6);
+    assert_int_equal(st.trials, 1);
+    assert_int_equal(st.reverted, 0);
+    assert_int_equal(corun_engine_restore(e), 0);
+    corun_engine_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_moves_that_pay_together, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
