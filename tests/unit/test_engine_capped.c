@@ -25,6 +25,7 @@ static struct {
     uint64_t now;
     int pinned[NT];
     struct corun_sample acc[NT];
+    struct fake_counters sensor; /* reads acc */
     unsigned moves;        /* moves applied after the warm-up */
     uint64_t first_at;     /* clock time of the first of them */
     unsigned moves_at_first; /* how many were applied at that time */
@@ -78,26 +79,6 @@ static int fake_wait(void *ctx, uint64_t t)
     return 0;
 }
 
-static int s_attach(void *st, pid_t target, int *handle)
-{
-    *handle = target;
-    return 0;
-}
-
-static int s_read(void *st, int h, struct corun_sample *out)
-{
-    fake_sample(out, &W.acc[h], W.now);
-    return 0;
-}
-
-static int s_detach(void *st, int h)
-{
-    return 0;
-}
-
-static const struct corun_sense_ops fake_sense = {
-    .name = "fake", .attach = s_attach, .read = s_read, .detach = s_detach};
-
 static int a_apply(void *st, pid_t target, const struct corun_cpuset *cpus)
 {
     W.pinned[target] = corun_topo_cpu_by_os(W.topo, (unsigned)corun_cpuset_next(cpus, 0));
@@ -150,6 +131,7 @@ static int setup(void **state)
     struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC, .input = "pack:1 core:8 pu:2"};
 
     memset(&W, 0, sizeof(W));
+    W.sensor = (struct fake_counters){.acc = W.acc, .now = &W.now};
     assert_int_equal(corun_topo_load(&o, &W.topo), 0);
     W.now = 1000;
     /* The kernel's placement: one task per core. */
@@ -174,7 +156,8 @@ static void test_moves_that_pay_together(void **state)
         .topo = W.topo,
         .policy = &pair_pol,
         .warmup_policy = &spread_pol,
-        .sense = &fake_sense,
+        .sense = &fake_counters_sense,
+        .sense_state = &W.sensor,
         .act = &fake_act,
         .clock = {.now_ns = fake_now, .wait_until = fake_wait},
         .interval_ns = 100000000,

@@ -41,6 +41,7 @@ static struct {
     double mem_move_cost;    /* the engine's option */
     double told_cost[4];     /* the memory-move cost each round's snapshot said */
     struct corun_sample acc[NT];
+    struct fake_counters sensor; /* reads acc */
 } M;
 
 static uint64_t fake_now(void *ctx)
@@ -73,26 +74,6 @@ static int fake_wait(void *ctx, uint64_t t)
     M.now = t;
     return 0;
 }
-
-static int s_attach(void *st, pid_t target, int *handle)
-{
-    *handle = target;
-    return 0;
-}
-
-static int s_read(void *st, int h, struct corun_sample *out)
-{
-    fake_sample(out, &M.acc[h], M.now);
-    return 0;
-}
-
-static int s_detach(void *st, int h)
-{
-    return 0;
-}
-
-static const struct corun_sense_ops fake_sense = {
-    .name = "fake", .attach = s_attach, .read = s_read, .detach = s_detach};
 
 static int a_apply(void *st, pid_t target, const struct corun_cpuset *cpus)
 {
@@ -129,6 +110,7 @@ static int setup(void **state)
                                 .input = "pack:1 numa:2 core:2 pu:1"};
 
     memset(&M, 0, sizeof(M));
+    M.sensor = (struct fake_counters){.acc = M.acc, .now = &M.now};
     assert_int_equal(corun_topo_load(&o, &M.topo), 0);
     M.now = 1000;
     M.moved_node = -1;
@@ -184,7 +166,8 @@ static void run_policy(const struct corun_policy *policy, uint64_t ns,
         .topo = M.topo,
         .policy = policy ? policy : corun_policy_find("spread"),
         .move_cost = policy ? -1 : 0, /* a script is followed whatever it gains */
-        .sense = &fake_sense,
+        .sense = &fake_counters_sense,
+        .sense_state = &M.sensor,
         .act = act,
         .clock = {.now_ns = fake_now, .wait_until = fake_wait},
         .interval_ns = 100000000,
