@@ -78,6 +78,10 @@ struct corun_snapshot {
      * unknown, and a typical server part's linear 20% drop stands in. */
     const double *turbo_rel;
     unsigned turbo_n;
+    /* Appended. The most tasks the caller moves this round; 0: as many as
+     * the plan moves. A plan that moves more is reached in parts, over
+     * several rounds, and each part must pay for itself. */
+    unsigned max_moves;
 };
 
 /* A placement: one dense CPU index per task, -1 for "leave to the kernel". */

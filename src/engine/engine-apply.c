@@ -550,7 +550,10 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
                                       .mem_follows = e->mem_follows,
                                       .mem_move_cost = mem_cost_of(e, e->round),
                                       .turbo_rel = e->o.turbo_rel,
-                                      .turbo_n = e->o.turbo_rel ? e->o.turbo_n : 0};
+                                      .turbo_n = e->o.turbo_rel ? e->o.turbo_n : 0,
+                                      /* After the first plan, the cap
+                                       * splits a bigger change. */
+                                      .max_moves = e->round ? move_cap(e, m) : e->o.max_moves};
     plan = (struct corun_plan){.ntasks = m, .cpu = pc.want};
     e->round++;
     e->st.plans++;

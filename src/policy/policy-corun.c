@@ -30,7 +30,11 @@
  *     where the tasks run, must win by a tenth of what the predictor says
  *     sharing costs the tasks it adds (spill included): its speeds of such
  *     tasks are its least sure. A first plan that beats the kernel's
- *     placement by less than 0.1% is a tie, and the kernel's is kept.
+ *     placement by less than 0.1% is a tie, and the kernel's is kept. A
+ *     plan that moves more tasks than the caller moves in a round
+ *     (snapshot.max_moves) is reached in parts, each of which must pay for
+ *     itself: it must beat the search from the current placement by a
+ *     move cost more per task it moves beyond that one's.
  *
  * Source: ours. It combines the cache/memory-domain balancing of
  * Distributed Intensity (Zhuravlev et al., ASPLOS 2010), the SMT symbiosis of
@@ -785,8 +789,8 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     struct corun__pm pm;
     struct ctx cx = {0};
     unsigned n = snap->ntasks, *cpus = NULL, ncpus, *tasks = NULL, kept;
-    int *cur = NULL, *alt = NULL, *scratch = NULL, err;
-    double obj, obj_alt, *l3 = NULL;
+    int *cur = NULL, *alt = NULL, *near = NULL, *scratch = NULL, err;
+    double obj, obj_alt, obj_near = -INFINITY, *l3 = NULL;
 
     if (!n)
         return 0;
@@ -799,9 +803,10 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     tasks = malloc(n * sizeof(*tasks));
     cur = malloc(n * sizeof(*cur));
     alt = malloc(n * sizeof(*alt));
+    near = malloc(n * sizeof(*near));
     scratch = malloc((pm.ncore + n) * sizeof(*scratch));
     l3 = malloc((pm.ndom[2] + pm.ncore + 1) * sizeof(*l3));
-    if (!cx.slots || !tasks || !cur || !alt || !scratch || !l3) {
+    if (!cx.slots || !tasks || !cur || !alt || !near || !scratch || !l3) {
         err = -ENOMEM;
         goto out_free;
     }
@@ -824,6 +829,8 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
         memcpy(alt, cur, n * sizeof(*alt));
         obj_alt = corun__search(&pm, alt, cur, snap->move_cost, snap->seed ^ 1,
                                 search_budget(n));
+        memcpy(near, alt, n * sizeof(*near));
+        obj_near = obj_alt;
         if (obj_alt > obj) {
             memcpy(plan->cpu, alt, n * sizeof(*alt));
             obj = obj_alt;
@@ -886,6 +893,26 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
             obj = obj_alt;
         }
     }
+    if (all_placed(snap)) {
+        double oc = corun__objective(&pm, cur, cur, snap->move_cost);
+
+        /* A plan the caller's cap splits is reached in parts, each paying
+         * for itself or not applied at all: it must beat the search from
+         * where the tasks run by a move cost more per task it moves beyond
+         * that one's. */
+        if (snap->max_moves && obj_near > oc) {
+            unsigned mp = 0, mn = 0;
+
+            for (unsigned i = 0; i < n; i++) {
+                mp += plan->cpu[i] != cur[i];
+                mn += near[i] != cur[i];
+            }
+            if (mp > snap->max_moves && mp > mn && obj - obj_near < snap->move_cost * (mp - mn)) {
+                memcpy(plan->cpu, near, n * sizeof(*near));
+                obj = obj_near;
+            }
+        }
+    }
     /* Where every task runs now: a plan that shares more cores than that
      * must beat it by more than the doubt it adds, and a first plan that
      * ties with it keeps it. */
@@ -906,6 +933,7 @@ out_free:
     free(tasks);
     free(cur);
     free(alt);
+    free(near);
     free(scratch);
     free(l3);
     free(cpus);

@@ -4,7 +4,8 @@
  * spreading of devils across LLCs, the predicted optimum found by exhaustive
  * search on small machines, hybrid capacity, hysteresis, an SMT pair's cost
  * growing with the load on the LLC above, classmates' pressure by their
- * miss counts, the turbo table; and, for every
+ * miss counts, the turbo table, a near plan preferred under a cap on
+ * moves; and, for every
  * policy on every fixture topology, valid and deterministic plans.
  */
 #include "testutil.h"
@@ -31,6 +32,14 @@ static struct corun_task_profile task(unsigned id, enum corun_class cls)
     for (int l = 0; l < CORUN_NLEVELS; l++)
         p.pressure[l] = p.sensitivity[l] = NAN;
     return p;
+}
+
+/* The CPUs @tk's @n tasks run on, in @cpu. */
+static int *cpu_of(const struct corun_task_profile *tk, unsigned n, int *cpu)
+{
+    for (unsigned i = 0; i < n; i++)
+        cpu[i] = tk[i].cpu;
+    return cpu;
 }
 
 static void place(const char *pol, const struct corun_snapshot *s, int *cpu)
@@ -284,6 +293,54 @@ static void test_memory_follows(void **state)
     place("corun", &s, cpu);
     for (unsigned i = 0; i < 4; i++)
         assert_int_equal(corun_topo_cpu(t, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA], 0);
+    corun_topo_free(t);
+}
+
+/* Eight tasks where the search from where they run finds one move, and the
+ * plan built from scratch three, which it predicts better by less than two
+ * move costs each. Under a cap of two moves (snapshot.max_moves) the far
+ * plan would be reached in parts, each paying for itself or never applied:
+ * corun takes the near one. Without a cap, or with one it fits in, the far
+ * one. */
+static void test_cap_prefers_near_plan(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:2 [numa] l3:1 core:4 pu:2");
+    static const struct {
+        enum corun_class cls;
+        int cpu;
+    } now[8] = {{CORUN_CLASS_SHEEP, 7},   {CORUN_CLASS_SHEEP, 8},    {CORUN_CLASS_SHEEP, 13},
+                {CORUN_CLASS_RABBIT, 14}, {CORUN_CLASS_CHASING, 10}, {CORUN_CLASS_CHASING, 0},
+                {CORUN_CLASS_RABBIT, 4},  {CORUN_CLASS_SHEEP, 1}};
+    struct corun_task_profile tk[8];
+    struct corun_snapshot s = {.topo = t, .ntasks = 8, .tasks = tk, .seed = 128, .round = 1,
+                               .move_cost = 0.01, .mem_follows = true, .mem_move_cost = 0.0075};
+    int far[8], near[8], cpu[8];
+    unsigned mf = 0, mn = 0;
+
+    for (unsigned i = 0; i < 8; i++) {
+        tk[i] = task(i, now[i].cls);
+        tk[i].cpu = now[i].cpu;
+        tk[i].home_known = true;
+        tk[i].home_node = (unsigned)corun_topo_cpu(t, (unsigned)now[i].cpu)->dom[CORUN_LEVEL_NUMA];
+    }
+    place("corun", &s, far);
+    s.max_moves = 2;
+    place("corun", &s, near);
+    for (unsigned i = 0; i < 8; i++) {
+        mf += far[i] != now[i].cpu;
+        mn += near[i] != now[i].cpu;
+    }
+    print_message("far plan: %u moves, %.4f; near: %u, %.4f\n", mf,
+                  corun_policy_predict(&s, far, NULL), mn, corun_policy_predict(&s, near, NULL));
+    assert_true(mf > s.max_moves);
+    assert_true(mn < mf);
+    assert_true(corun_policy_predict(&s, near, NULL) >
+                corun_policy_predict(&s, cpu_of(tk, 8, cpu), NULL));
+    assert_true(corun_policy_predict(&s, far, NULL) - corun_policy_predict(&s, near, NULL) <
+                (2 * s.move_cost + s.mem_move_cost) * (mf - mn));
+    s.max_moves = mf;
+    place("corun", &s, cpu);
+    assert_memory_equal(cpu, far, sizeof(far));
     corun_topo_free(t);
 }
 
@@ -745,6 +802,7 @@ int main(void)
         cmocka_unit_test(test_hybrid_capacity),
         cmocka_unit_test(test_move_cost_keeps_placement),
         cmocka_unit_test(test_memory_follows),
+        cmocka_unit_test(test_cap_prefers_near_plan),
         cmocka_unit_test(test_valid_and_deterministic),
         cmocka_unit_test(test_check_plan),
         cmocka_unit_test(test_predict_orderings),
