@@ -893,13 +893,15 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
             obj = obj_alt;
         }
     }
+    /* Where every task runs now. A plan the caller's cap splits is reached
+     * in parts, each paying for itself or not applied at all: it must beat
+     * the search from there by a move cost more per task it moves beyond
+     * that one's. A plan that shares more cores than where the tasks run
+     * must beat that by more than the doubt it adds, and a first plan that
+     * ties with it keeps it. */
     if (all_placed(snap)) {
-        double oc = corun__objective(&pm, cur, cur, snap->move_cost);
+        double oc = corun__objective(&pm, cur, cur, snap->move_cost), more;
 
-        /* A plan the caller's cap splits is reached in parts, each paying
-         * for itself or not applied at all: it must beat the search from
-         * where the tasks run by a move cost more per task it moves beyond
-         * that one's. */
         if (snap->max_moves && obj_near > oc) {
             unsigned mp = 0, mn = 0;
 
@@ -912,16 +914,8 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
                 obj = obj_near;
             }
         }
-    }
-    /* Where every task runs now: a plan that shares more cores than that
-     * must beat it by more than the doubt it adds, and a first plan that
-     * ties with it keeps it. */
-    if (all_placed(snap)) {
-        double oc = corun__objective(&pm, cur, cur, snap->move_cost);
-        double more =
-            pm.ncore ? share_doubt(&pm, plan->cpu, scratch, l3) - share_doubt(&pm, cur, scratch, l3)
-                     : 0;
-
+        more = pm.ncore ? share_doubt(&pm, plan->cpu, scratch, l3) - share_doubt(&pm, cur, scratch, l3)
+                        : 0;
         if ((more > 0 && !(obj > oc + more)) ||
             (snap->round == 0 && obj < oc + CORUN_TIE * fabs(oc)))
             memcpy(plan->cpu, cur, n * sizeof(*cur));
