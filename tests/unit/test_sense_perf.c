@@ -677,6 +677,8 @@ static void check_busy_child(const struct corun_sense_ops *ops, bool inherit)
 
 static int thread_go;
 
+/* Spins 0.12 s of its own CPU time once a byte comes on thread_go; the CPU
+ * time it spun from then goes to *@arg (ns) when @arg is not NULL. */
 static void *spin_thread(void *arg)
 {
     char b;
@@ -692,7 +694,9 @@ static void *spin_thread(void *arg)
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < 0.12);
     (void)x; /* clang: -Wunused-but-set-variable even for a volatile */
-    return arg;
+    if (arg)
+        *(double *)arg = (double)(t.tv_sec - t0.tv_sec) * 1e9 + (double)(t.tv_nsec - t0.tv_nsec);
+    return NULL;
 }
 
 /*
@@ -754,7 +758,13 @@ static void test_live_threads(void **state)
 
 /*
  * A thread born after attach (per-thread counting): it joins at the next
- * read, and its CPU time is counted from then on.
+ * read, and its CPU time is counted from then on. What it spins after that
+ * read (it measures its own CPU time) is counted, and no more than the
+ * process used since attach. What it did before the read is not promised.
+ * The test asked the count to be within 10% of the process's total; once,
+ * under ASan in CI, the total since attach was 228 ms against a count of
+ * 124 ms that held the thread's spin: 0.1 s the count does not promise,
+ * most likely the sanitizer setting the new thread up before the read.
  */
 static void test_live_late_thread(void **state)
 {
@@ -763,7 +773,7 @@ static void test_live_late_thread(void **state)
     struct corun_sample s;
     struct rusage ru;
     int go[2], born[2], h, st;
-    double cpu_ns, before_ns, tc;
+    double cpu_ns, before_ns, tc, spun = 0;
     siginfo_t si;
     pid_t pid;
     char b;
@@ -780,9 +790,11 @@ static void test_live_late_thread(void **state)
         close(go[1]);
         thread_go = go[0];
         if (child_report_cpu(born[1]) || read(go[0], &b, 1) != 1 ||
-            pthread_create(&t, NULL, spin_thread, NULL) || write(born[1], "b", 1) != 1)
+            pthread_create(&t, NULL, spin_thread, &spun) || write(born[1], "b", 1) != 1)
             _exit(1);
         pthread_join(t, NULL);
+        if (write(born[1], &spun, sizeof(spun)) != sizeof(spun))
+            _exit(1);
         _exit(0);
     }
     close(go[0]);
@@ -794,16 +806,19 @@ static void test_live_late_thread(void **state)
     assert_int_equal(c.ops->read(c.state, h, &s), 0); /* and is picked up */
     assert_int_equal(write(go[1], "g", 1), 1);        /* let it spin */
     close(go[1]);
-    close(born[0]);
     assert_int_equal(waitid(P_PID, pid, &si, WEXITED | WNOWAIT), 0);
     assert_int_equal(c.ops->read(c.state, h, &s), 0);
     assert_int_equal(wait4(pid, &st, 0, &ru), pid);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(read(born[0], &spun, sizeof(spun)), sizeof(spun));
+    close(born[0]);
+    assert_true(spun >= 0.12e9);
     cpu_ns = ru_ns(&ru) - before_ns;
     tc = (double)s.value[CORUN_EV_TASK_CLOCK_NS];
-    if (tc < 0.9 * cpu_ns || tc > 1.1 * cpu_ns)
-        fail_msg("%s: task clock %.0f ns with a late thread, getrusage since attach %.0f ns",
-                 c.ops->name, tc, cpu_ns);
+    if (tc < 0.95 * spun || tc > 1.1 * cpu_ns)
+        fail_msg("%s: task clock %.0f ns with a late thread that spun %.0f ns after it was "
+                 "picked up, getrusage since attach %.0f ns",
+                 c.ops->name, tc, spun, cpu_ns);
     c.ops->close(c.state);
 }
 
