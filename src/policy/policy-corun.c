@@ -693,6 +693,48 @@ static bool all_placed(const struct corun_snapshot *snap)
     return true;
 }
 
+/*
+ * Where the tasks run now, with none time-sharing a CPU while another of
+ * @cpus[0..@ncpus) is idle: each task after the first on a CPU goes to the
+ * idle CPU that shares the innermost domain with it. The local search only
+ * moves tasks to idle CPUs or swaps them, so it never undoes time-sharing
+ * it starts from, and the predictor can rate time-sharing above spreading
+ * (a streamer given half a CPU presses its neighbours half as hard); a plan
+ * that time-shares where it need not is not one to give (and
+ * corun_policy_check_plan() refuses it). More tasks than CPUs: @v as it is.
+ */
+static void deshare(const struct corun__pm *pm, const unsigned *cpus, unsigned ncpus, int *v,
+                    unsigned n)
+{
+    unsigned char *busy;
+
+    if (n > ncpus || !(busy = calloc(pm->ncpus ? pm->ncpus : 1, 1)))
+        return; /* without memory, @v stays as valid as it came */
+    for (unsigned i = 0; i < n; i++) {
+        int best = -1;
+        enum corun_level lv = CORUN_NLEVELS;
+
+        if (!busy[v[i]]) {
+            busy[v[i]] = 1;
+            continue;
+        }
+        for (unsigned k = 0; k < ncpus; k++) {
+            enum corun_level l;
+
+            if (busy[cpus[k]])
+                continue;
+            l = corun_topo_shared_level(pm->topo, (unsigned)v[i], cpus[k]);
+            if (best < 0 || l < lv) {
+                best = (int)cpus[k];
+                lv = l;
+            }
+        }
+        v[i] = best; /* found: n <= ncpus */
+        busy[best] = 1;
+    }
+    free(busy);
+}
+
 /* Budget of the local search, in task recomputations: enough for the
  * systematic search of fixture-sized cases, bounded so that 2048 tasks on
  * 512 CPUs stay well within 20 ms (about 30 ns per recomputation). */
@@ -789,7 +831,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     struct corun__pm pm;
     struct ctx cx = {0};
     unsigned n = snap->ntasks, *cpus = NULL, ncpus, *tasks = NULL, kept;
-    int *cur = NULL, *alt = NULL, *near = NULL, *scratch = NULL, err;
+    int *cur = NULL, *alt = NULL, *near = NULL, *base = NULL, *scratch = NULL, err;
     double obj, obj_alt, obj_near = -INFINITY, *l3 = NULL;
 
     if (!n)
@@ -804,9 +846,10 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     cur = malloc(n * sizeof(*cur));
     alt = malloc(n * sizeof(*alt));
     near = malloc(n * sizeof(*near));
+    base = malloc(n * sizeof(*base));
     scratch = malloc((pm.ncore + n) * sizeof(*scratch));
     l3 = malloc((pm.ndom[2] + pm.ncore + 1) * sizeof(*l3));
-    if (!cx.slots || !tasks || !cur || !alt || !near || !scratch || !l3) {
+    if (!cx.slots || !tasks || !cur || !alt || !near || !base || !scratch || !l3) {
         err = -ENOMEM;
         goto out_free;
     }
@@ -827,6 +870,8 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
                         search_budget(n));
     if (all_placed(snap)) {
         memcpy(alt, cur, n * sizeof(*alt));
+        deshare(&pm, cpus, ncpus, alt, n);
+        memcpy(base, alt, n * sizeof(*base));
         obj_alt = corun__search(&pm, alt, cur, snap->move_cost, snap->seed ^ 1,
                                 search_budget(n));
         memcpy(near, alt, n * sizeof(*near));
@@ -898,7 +943,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
      * the search from there by a move cost more per task it moves beyond
      * that one's. A plan that shares more cores than where the tasks run
      * must beat that by more than the doubt it adds, and a first plan that
-     * ties with it keeps it. */
+     * ties with it keeps it (less any time-sharing, deshare()). */
     if (all_placed(snap)) {
         double oc = corun__objective(&pm, cur, cur, snap->move_cost), more;
 
@@ -918,7 +963,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
                         : 0;
         if ((more > 0 && !(obj > oc + more)) ||
             (snap->round == 0 && obj < oc + CORUN_TIE * fabs(oc)))
-            memcpy(plan->cpu, cur, n * sizeof(*cur));
+            memcpy(plan->cpu, base, n * sizeof(*base));
     }
     err = 0;
 out_free:
@@ -928,6 +973,7 @@ out_free:
     free(cur);
     free(alt);
     free(near);
+    free(base);
     free(scratch);
     free(l3);
     free(cpus);

@@ -414,7 +414,7 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                 sum[0][(size_t)d * CORUN__PM_NCLS + pm->cls[i]] += pm->mp[i] / cnt[cpu[i]];
                 core3[d] += pm->press[i * CORUN__PM_NLEV + 2] / cnt[cpu[i]];
             } else if (li == 3 && pm->home[i] >= 0)
-                sum[3][pm->home[i]] += pm->press[i * CORUN__PM_NLEV + 3];
+                sum[3][pm->home[i]] += pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]];
             else
                 sum[li][d] += pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
         }
@@ -430,7 +430,9 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
 
                 if (li == 3 && pm->home[i] >= 0)
                     xm += pm->sens[i * CORUN__PM_NLEV + 3] *
-                          corun__pm_dmg(3, sum[3][pm->home[i]] - pm->press[i * CORUN__PM_NLEV + 3],
+                          corun__pm_dmg(3,
+                                        sum[3][pm->home[i]] -
+                                            pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]],
                                         corun__pm_scale(pm, (unsigned)cpu[i], 3));
                 else if (d >= 0 && li == 0)
                     x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],

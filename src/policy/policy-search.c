@@ -35,13 +35,16 @@ struct ls {
     unsigned *stamp, stampv;
     unsigned *aff, naff;
     double *snew;
+    int *hhead, *hnext; /* tasks whose memory is on each node (pm->home) */
+    unsigned *hstamp;   /* per node: its tasks added in this candidate */
     uint64_t ops;
 };
 
 #define LEV(pm, c, li) ((pm)->dom[(c) * CORUN__PM_NLEV + (li)])
 
 /* Adds @sign times the pressure of CPU @c's tasks to its domains' sums: a
- * task time-sharing a CPU with k-1 others presses 1/k of the time. */
+ * task time-sharing a CPU with k-1 others presses 1/k of the time, on its
+ * memory's node too where that is known (pm->home) rather than its CPU's. */
 static void cpu_contrib(struct ls *ls, unsigned c, double sign)
 {
     const struct corun__pm *pm = ls->pm;
@@ -57,7 +60,8 @@ static void cpu_contrib(struct ls *ls, unsigned c, double sign)
         }
         for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
             if (li == 3 && pm->home[t] >= 0)
-                continue; /* loads its home node wherever it runs: fixed */
+                ls->sum[3][pm->home[t]] +=
+                    sign * pm->press[(unsigned)t * CORUN__PM_NLEV + 3] / ls->cnt[c];
             else if (LEV(pm, c, li) >= 0)
                 ls->sum[li][LEV(pm, c, li)] +=
                     sign * pm->press[(unsigned)t * CORUN__PM_NLEV + li] / ls->cnt[c];
@@ -107,8 +111,9 @@ static double speed_of(const struct ls *ls, unsigned t)
                               corun__pm_l3_dmg(pm, c, ls->sum[2], ls->core3[LEV(pm, c, 0)]));
     if (pm->home[t] >= 0)
         xm += pm->sens[t * CORUN__PM_NLEV + 3] *
-              corun__pm_dmg(3, (ls->sum[3][pm->home[t]] - pm->press[t * CORUN__PM_NLEV + 3]),
-                            corun__pm_scale(pm, c, 3));
+              corun__pm_dmg(
+                  3, ls->sum[3][pm->home[t]] - pm->press[t * CORUN__PM_NLEV + 3] / ls->cnt[c],
+                  corun__pm_scale(pm, c, 3));
     xm += corun__pm_remote_x(pm, t, c);
     for (unsigned li = 1; li < CORUN__PM_NLEV; li++) {
         int d = LEV(pm, c, li);
@@ -152,15 +157,53 @@ static void add_cpu_tasks(struct ls *ls, unsigned c)
         add_aff(ls, (unsigned)t);
 }
 
+/* The tasks whose speed domain @d at level index @li's sum enters: those
+ * running there and, for a memory node, those whose memory is there
+ * (pm->home), once per candidate. */
 static void add_domain(struct ls *ls, unsigned li, int d)
 {
     const struct corun_topo_domain *dom;
 
     if (d < 0)
         return;
+    if (li == 3) {
+        if (ls->hstamp[d] == ls->stampv)
+            return;
+        ls->hstamp[d] = ls->stampv;
+        for (int t = ls->hhead[d]; t >= 0; t = ls->hnext[t])
+            add_aff(ls, (unsigned)t);
+    }
     dom = corun_topo_domain(ls->pm->topo, corun__pm_levels[li], (unsigned)d);
     for (unsigned k = 0; k < dom->ncpus; k++)
         add_cpu_tasks(ls, dom->cpus[k]);
+}
+
+/* After the moves of @t[0..k) from @from to @to, whose CPUs had @cnt0 tasks
+ * before them: the nodes whose memory load changed because a task's share
+ * of its CPU's time did (pm->home tasks press their node 1/k of the time). */
+static void add_homes(struct ls *ls, const unsigned *t, const unsigned *from, const unsigned *to,
+                      const unsigned *cnt0, unsigned k)
+{
+    const struct corun__pm *pm = ls->pm;
+
+    for (unsigned m = 0; m < k; m++) {
+        unsigned xs[2] = {from[m], to[m]};
+
+        if (pm->home[t[m]] >= 0 && cnt0[2 * m] != ls->cnt[to[m]])
+            add_domain(ls, 3, pm->home[t[m]]);
+        for (unsigned q = 0; q < 2; q++) {
+            if (cnt0[2 * m + q] == ls->cnt[xs[q]])
+                continue;
+            for (int u = ls->head[xs[q]]; u >= 0; u = ls->next[u]) {
+                bool moved = false;
+
+                for (unsigned j = 0; j < k; j++)
+                    moved |= (unsigned)u == t[j];
+                if (!moved && pm->home[u] >= 0)
+                    add_domain(ls, 3, pm->home[u]);
+            }
+        }
+    }
 }
 
 /*
@@ -171,7 +214,7 @@ static void add_domain(struct ls *ls, unsigned li, int d)
 static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, unsigned k)
 {
     const struct corun__pm *pm = ls->pm;
-    unsigned from[2], act0[4];
+    unsigned from[2], act0[4], cnt0[4];
     int pk[4];
     double before = 0, after = 0;
 
@@ -184,15 +227,29 @@ static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, un
     for (unsigned q = 0; q < 2 * k; q++)
         act0[q] = pk[q] >= 0 ? ls->active[pk[q]] : 0;
     for (unsigned m = 0; m < k; m++) {
+        cnt0[2 * m] = ls->cnt[from[m]];
+        cnt0[2 * m + 1] = ls->cnt[to[m]];
+    }
+    for (unsigned m = 0; m < k; m++) {
         unlink_task(ls, t[m]);
         link_task(ls, t[m], to[m]);
     }
-    /* Affected: the tasks of every domain the moves change, and of every
-     * package whose count of busy cores (its clock) changed. Their speeds
-     * before are the stored ones. */
+    /* Affected: the tasks of every domain the moves change, of every node
+     * whose memory load changed (add_homes()), and of every package whose
+     * count of busy cores (its clock) changed. Their speeds before are the
+     * stored ones. */
     ls->stampv++;
     ls->naff = 0;
     for (unsigned m = 0; m < k; m++) {
+        /* A task's share of its CPU's time (and so of what it presses
+         * on its domains) changed: the moved task's, or those of the
+         * tasks left on or joined at a CPU whose count changed. The
+         * domains both CPUs share then changed too. (A task moved from a
+         * CPU of its own to an idle one changes none.) */
+        bool shares = cnt0[2 * m] != ls->cnt[to[m]] ||
+                      (ls->cnt[from[m]] && cnt0[2 * m] != ls->cnt[from[m]]) ||
+                      (cnt0[2 * m + 1] && cnt0[2 * m + 1] != ls->cnt[to[m]]);
+
         add_cpu_tasks(ls, from[m]);
         add_cpu_tasks(ls, to[m]);
         add_aff(ls, t[m]);
@@ -200,8 +257,11 @@ static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, un
             if (LEV(pm, from[m], li) != LEV(pm, to[m], li)) {
                 add_domain(ls, li, LEV(pm, from[m], li));
                 add_domain(ls, li, LEV(pm, to[m], li));
+            } else if (shares) {
+                add_domain(ls, li, LEV(pm, from[m], li));
             }
     }
+    add_homes(ls, t, from, to, cnt0, k);
     for (unsigned q = 0; q < 2 * k; q++)
         if (pk[q] >= 0 && ls->active[pk[q]] != act0[q]) {
             const struct corun_topo_domain *dom =
@@ -261,11 +321,15 @@ static void ls_free(struct ls *ls)
     free(ls->stamp);
     free(ls->aff);
     free(ls->snew);
+    free(ls->hhead);
+    free(ls->hnext);
+    free(ls->hstamp);
 }
 
 static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const int *cur, double mc)
 {
     unsigned n = pm->n ? pm->n : 1, nc = pm->ncpus ? pm->ncpus : 1;
+    unsigned nnode = pm->ndom[3] ? pm->ndom[3] : 1;
 
     memset(ls, 0, sizeof(*ls));
     ls->pm = pm;
@@ -288,15 +352,23 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
     ls->stamp = calloc(n, sizeof(*ls->stamp));
     ls->aff = malloc(n * sizeof(*ls->aff));
     ls->snew = malloc(n * sizeof(*ls->snew));
+    ls->hhead = malloc(nnode * sizeof(*ls->hhead));
+    ls->hnext = malloc(n * sizeof(*ls->hnext));
+    ls->hstamp = calloc(nnode, sizeof(*ls->hstamp));
     if (!ls->core3 || !ls->cnt || !ls->corecnt || !ls->active || !ls->head || !ls->next ||
-        !ls->prev || !ls->s || !ls->stamp || !ls->aff || !ls->snew)
+        !ls->prev || !ls->s || !ls->stamp || !ls->aff || !ls->snew || !ls->hhead || !ls->hnext ||
+        !ls->hstamp)
         goto out_nomem;
     for (unsigned c = 0; c < nc; c++)
         ls->head[c] = -1;
+    for (unsigned h = 0; h < nnode; h++)
+        ls->hhead[h] = -1;
     for (unsigned t = 0; t < pm->n; t++) {
         link_task(ls, t, (unsigned)cpu[t]);
-        if (pm->home[t] >= 0)
-            ls->sum[3][pm->home[t]] += pm->press[t * CORUN__PM_NLEV + 3];
+        if (pm->home[t] >= 0) {
+            ls->hnext[t] = ls->hhead[pm->home[t]];
+            ls->hhead[pm->home[t]] = (int)t;
+        }
     }
     for (unsigned t = 0; t < pm->n; t++)
         ls->s[t] = speed_of(ls, t);

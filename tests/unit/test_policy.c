@@ -5,7 +5,8 @@
  * search on small machines, hybrid capacity, hysteresis, an SMT pair's cost
  * growing with the load on the LLC above, classmates' pressure by their
  * miss counts, the turbo table, a near plan preferred under a cap on
- * moves; and, for every
+ * moves, memory load shared by time with the local search kept exact; and,
+ * for every
  * policy on every fixture topology, valid and deterministic plans.
  */
 #include "testutil.h"
@@ -293,6 +294,120 @@ static void test_memory_follows(void **state)
     place("corun", &s, cpu);
     for (unsigned i = 0; i < 4; i++)
         assert_int_equal(corun_topo_cpu(t, (unsigned)cpu[i])->dom[CORUN_LEVEL_NUMA], 0);
+    corun_topo_free(t);
+}
+
+/*
+ * A task time-sharing a CPU loads memory for its share of the time, on its
+ * CPU's node or on the node its memory is known to be on: four streamers,
+ * two to a CPU of node 0, are predicted the same speeds whether their
+ * memory is known to be on node 0 or follows them there.
+ */
+static void test_predict_time_shared_memory(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:2 [numa] l3:1 core:2 pu:1");
+    struct corun_task_profile tk[4];
+    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk, .seed = 1};
+    int cpu[4] = {0, 0, 1, 1};
+    double follows[4], known[4];
+
+    (void)state;
+    for (unsigned i = 0; i < 4; i++) {
+        tk[i] = task(i, CORUN_CLASS_STREAMING);
+        tk[i].cpu = cpu[i];
+    }
+    assert_true(corun_policy_predict(&s, cpu, follows) > 0);
+    for (unsigned i = 0; i < 4; i++) {
+        tk[i].home_known = true;
+        tk[i].home_node = 0;
+    }
+    assert_true(corun_policy_predict(&s, cpu, known) > 0);
+    for (unsigned i = 0; i < 4; i++) {
+        print_message("task %u: memory follows %.4f, known on node 0 %.4f\n", i, follows[i],
+                      known[i]);
+        assert_true(fabs(follows[i] - known[i]) < 1e-9);
+    }
+    corun_topo_free(t);
+}
+
+/* @n tasks of random classes on the first @ncpus CPUs (some sharing one),
+ * most with their memory known to be on one of two nodes, from @rng. */
+static void draw_tasks(struct corun_task_profile *tk, unsigned n, unsigned ncpus, uint64_t *rng)
+{
+    for (unsigned i = 0; i < n; i++) {
+        *rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+        tk[i] = task(i, (enum corun_class)((*rng >> 33) % CORUN_NCLASSES));
+        tk[i].cpu = (int)((*rng >> 40) % ncpus);
+        tk[i].home_known = (*rng >> 45) % 3 != 0;
+        tk[i].home_node = (unsigned)(*rng >> 50) % 2;
+    }
+}
+
+/*
+ * The local search keeps each node's memory load exact while it moves
+ * tasks that time-share CPUs and whose memory stays where it is: more
+ * tasks than CPUs, of every class, their memory on either node. Whatever
+ * corun plans is a local optimum of the predicted STP: no swap of two
+ * tasks on different CPUs gains.
+ */
+static void test_search_time_shared_homes(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:2 [numa] l3:1 core:2 pu:2");
+    struct corun_task_profile tk[13];
+    struct corun_snapshot s = {.topo = t, .ntasks = 13, .tasks = tk};
+    int cpu[13];
+    uint64_t rng = 99;
+
+    (void)state;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        double best;
+
+        draw_tasks(tk, 13, 8, &rng);
+        s.seed = seed;
+        place("corun", &s, cpu);
+        best = corun_policy_predict(&s, cpu, NULL);
+        for (unsigned a = 0; a < 13; a++)
+            for (unsigned b = a + 1; b < 13; b++) {
+                int x = cpu[a];
+                double v;
+
+                if (cpu[a] == cpu[b])
+                    continue;
+                cpu[a] = cpu[b];
+                cpu[b] = x;
+                v = corun_policy_predict(&s, cpu, NULL);
+                cpu[b] = cpu[a];
+                cpu[a] = x;
+                if (v > best + 1e-9)
+                    print_message("seed %lu: swapping tasks %u and %u gains %.6f\n",
+                                  (unsigned long)seed, a, b, v - best);
+                assert_true(v <= best + 1e-9);
+            }
+    }
+    corun_topo_free(t);
+}
+
+/*
+ * Where the tasks run now time-shares CPUs while others are idle (two
+ * tasks the kernel was seen running on one CPU): every plan is valid, no
+ * two tasks on one CPU, though the predictor may rate a streamer given half
+ * a CPU above one given a whole.
+ */
+static void test_time_shared_start(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:2 [numa] l3:2 core:4 pu:2");
+    struct corun_task_profile tk[27];
+    struct corun_snapshot s = {.topo = t, .ntasks = 27, .tasks = tk};
+    int cpu[27];
+    uint64_t rng = 99;
+
+    (void)state;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        draw_tasks(tk, 27, 16, &rng); /* on half the CPUs */
+        s.seed = seed;
+        for (unsigned p = 0; p < NPOL; p++)
+            place(names[p], &s, cpu); /* valid: corun_policy_check_plan() */
+    }
     corun_topo_free(t);
 }
 
@@ -802,6 +917,9 @@ int main(void)
         cmocka_unit_test(test_hybrid_capacity),
         cmocka_unit_test(test_move_cost_keeps_placement),
         cmocka_unit_test(test_memory_follows),
+        cmocka_unit_test(test_predict_time_shared_memory),
+        cmocka_unit_test(test_search_time_shared_homes),
+        cmocka_unit_test(test_time_shared_start),
         cmocka_unit_test(test_cap_prefers_near_plan),
         cmocka_unit_test(test_valid_and_deterministic),
         cmocka_unit_test(test_check_plan),
