@@ -735,14 +735,18 @@ static void deshare(const struct corun__pm *pm, const unsigned *cpus, unsigned n
     free(busy);
 }
 
-/* Budget of the local search, in task recomputations: enough for the
- * systematic search of fixture-sized cases, bounded so that 2048 tasks on
- * 512 CPUs stay well within 20 ms (about 30 ns per recomputation). */
-static uint64_t search_budget(unsigned n)
+/* Budget of one local search, in task recomputations: enough for the
+ * systematic search of fixture-sized cases. Where that reaches the cap
+ * (100 tasks and more), the cap bounds the whole plan instead and its
+ * @searches share it, so that 2048 tasks on 512 CPUs stay within 20 ms
+ * whether placed from nothing (one search) or from where they run (two:
+ * bench/place-scale, about 45 ns per recomputation). */
+#define CORUN_SEARCH_CAP 300000
+static uint64_t search_budget(unsigned n, unsigned searches)
 {
     uint64_t b = 2000ull * n + 100000;
 
-    return b > 300000 ? 300000 : b;
+    return b >= CORUN_SEARCH_CAP ? CORUN_SEARCH_CAP / (searches ? searches : 1) : b;
 }
 
 /*
@@ -830,7 +834,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
 {
     struct corun__pm pm;
     struct ctx cx = {0};
-    unsigned n = snap->ntasks, *cpus = NULL, ncpus, *tasks = NULL, kept;
+    unsigned n = snap->ntasks, *cpus = NULL, ncpus, *tasks = NULL, kept, nsearch;
     int *cur = NULL, *alt = NULL, *near = NULL, *base = NULL, *scratch = NULL, err;
     double obj, obj_alt, obj_near = -INFINITY, *l3 = NULL;
 
@@ -866,14 +870,18 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     err = distribute(&cx, cpus, ncpus, tasks, n);
     if (err)
         goto out_free;
-    obj = corun__search(&pm, plan->cpu, cur, snap->move_cost, snap->seed,
-                        search_budget(n));
+    /* The searches below: from the construction, from where the tasks run,
+     * from a turbo bin's edge (the random restarts are for small cases,
+     * below the cap). */
+    nsearch = 1 + all_placed(snap) + (pm.turbo_rel && pm.turbo_n > 1 && n <= ncpus);
+    obj =
+        corun__search(&pm, plan->cpu, cur, snap->move_cost, snap->seed, search_budget(n, nsearch));
     if (all_placed(snap)) {
         memcpy(alt, cur, n * sizeof(*alt));
         deshare(&pm, cpus, ncpus, alt, n);
         memcpy(base, alt, n * sizeof(*base));
         obj_alt = corun__search(&pm, alt, cur, snap->move_cost, snap->seed ^ 1,
-                                search_budget(n));
+                                search_budget(n, nsearch));
         memcpy(near, alt, n * sizeof(*near));
         obj_near = obj_alt;
         if (obj_alt > obj) {
@@ -911,7 +919,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
         if (err)
             goto out_free;
         obj_alt = corun__search(&pm, alt, cur, snap->move_cost, snap->seed ^ (0xb1 + c),
-                                search_budget(n));
+                                search_budget(n, nsearch));
         if (beats(&pm, alt, obj_alt, plan->cpu, obj, scratch, l3)) {
             memcpy(plan->cpu, alt, n * sizeof(*alt));
             obj = obj_alt;
@@ -932,7 +940,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
         }
         for (unsigned i = 0; i < n; i++)
             alt[i] = (int)cpus[i];
-        obj_alt = corun__search(&pm, alt, cur, snap->move_cost, rng, search_budget(n));
+        obj_alt = corun__search(&pm, alt, cur, snap->move_cost, rng, search_budget(n, nsearch));
         if (beats(&pm, alt, obj_alt, plan->cpu, obj, scratch, l3)) {
             memcpy(plan->cpu, alt, n * sizeof(*alt));
             obj = obj_alt;
