@@ -87,6 +87,8 @@ struct corun_topo_domain {
     uint64_t size_bytes;    /* cache size or NUMA memory; 0 unknown */
     unsigned ncpus;         /* its CPUs, dense indexes, ascending */
     const unsigned *cpus;
+    /* Appended: its cores, counted as its CPUs of SMT rank 0. */
+    unsigned ncores;
 };
 
 struct corun_topo_info {

@@ -284,10 +284,8 @@ void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *
         if (cpu->dom[CORUN_LEVEL_L2] >= 0) {
             const struct corun_topo_domain *d =
                 corun_topo_domain(topo, CORUN_LEVEL_L2, (unsigned)cpu->dom[CORUN_LEVEL_L2]);
-            unsigned cores = 0;
+            unsigned cores = d->ncores;
 
-            for (unsigned k = 0; k < d->ncpus; k++)
-                cores += corun_topo_cpu(topo, d->cpus[k])->smt_rank == 0;
             if (mb(d->size_bytes) / (cores ? cores : 1) > g->p_mb[1])
                 g->p_mb[1] = mb(d->size_bytes) / (cores ? cores : 1);
         }
@@ -363,12 +361,8 @@ int corun__share_dom(const struct corun_topo *topo, unsigned cpu, enum corun_lev
             *scale = 1;
     }
     if (level == CORUN_LEVEL_NUMA && d) {
-        unsigned cores = 0;
-
-        for (unsigned k = 0; k < d->ncpus; k++)
-            cores += corun_topo_cpu(topo, d->cpus[k])->smt_rank == 0;
-        if (cores)
-            *scale = 6.0 / cores;
+        if (d->ncores)
+            *scale = 6.0 / d->ncores;
         if (*scale < 0.1)
             *scale = 0.1;
         if (*scale > 2)

@@ -62,6 +62,11 @@ struct slot {
 struct corun_profiler {
     const struct corun_topo *topo;
     struct corun__cache_geom geom; /* its caches, for the class priors */
+    /* corun__share_dom() of every CPU at every level, computed once: a
+     * lesson asks it of each co-runner. ncpus * NLEV. */
+    int *dom;
+    double *scale;
+    unsigned ncpus;
     struct corun_profile_opts o;
     struct slot *slots;
     unsigned nslots, cap;
@@ -84,6 +89,17 @@ int corun_profiler_new(const struct corun_topo *topo, const struct corun_profile
         return -ENOMEM;
     p->topo = topo;
     corun__cache_geom(topo, &p->geom);
+    p->ncpus = corun_topo_ncpus(topo);
+    p->dom = malloc((p->ncpus ? p->ncpus : 1) * NLEV * sizeof(*p->dom));
+    p->scale = malloc((p->ncpus ? p->ncpus : 1) * NLEV * sizeof(*p->scale));
+    if (!p->dom || !p->scale) {
+        corun_profiler_free(p);
+        return -ENOMEM;
+    }
+    for (unsigned c = 0; c < p->ncpus; c++)
+        for (unsigned li = 0; li < NLEV; li++)
+            p->dom[c * NLEV + li] =
+                corun__share_dom(topo, c, levels[li], &p->geom, &p->scale[c * NLEV + li]);
     if (opts)
         p->o = *opts;
     if (!(p->o.ema > 0 && p->o.ema <= 1))
@@ -103,6 +119,8 @@ void corun_profiler_free(struct corun_profiler *p)
     if (!p)
         return;
     free(p->slots);
+    free(p->dom);
+    free(p->scale);
     free(p);
 }
 
@@ -254,12 +272,11 @@ static void observe(struct corun_profiler *p, struct slot *s, const struct corun
  * the weight of pressure there in *@scale (may be NULL). */
 static int dom_of(const struct corun_profiler *p, int cpu, unsigned li, double *scale)
 {
-    double sc;
-    int d = cpu >= 0 ? corun__share_dom(p->topo, (unsigned)cpu, levels[li], &p->geom, &sc) : -1;
+    bool in = cpu >= 0 && (unsigned)cpu < p->ncpus;
 
     if (scale)
-        *scale = sc;
-    return d;
+        *scale = in ? p->scale[(unsigned)cpu * NLEV + li] : 1.0;
+    return in ? p->dom[(unsigned)cpu * NLEV + li] : -1;
 }
 
 /* Co-runners per level whose pressure one lesson may teach: a victim in a

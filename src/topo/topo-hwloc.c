@@ -151,8 +151,10 @@ static int fill_level(struct corun_topo *t, hwloc_topology_t h, enum corun_level
             hwloc_bitmap_foreach_begin(os, o->cpuset) {
                 int idx = corun_topo_cpu_by_os(t, (unsigned)os);
 
-                if (idx >= 0)
+                if (idx >= 0) {
                     t->dom_cpus[level][pos++] = (unsigned)idx;
+                    dom->ncores += t->cpus[idx].smt_rank == 0;
+                }
             }
             hwloc_bitmap_foreach_end();
         }
