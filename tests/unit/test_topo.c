@@ -1,7 +1,8 @@
 /*
  * test_topo.c — the topo box against real machines: every fixture topology
  * is loaded and compared with its .expected file, which hwloc's own tools
- * wrote (scripts/gen-topo-expected.sh); shared levels on chosen pairs of
+ * wrote (scripts/gen-topo-expected.sh), and each domain's count of cores
+ * with its CPUs; shared levels on chosen pairs of
  * known machines; the live machine; bad input; the affinity seam.
  */
 #include "testutil.h"
@@ -108,6 +109,25 @@ static unsigned check_fixture(const char *xml_name)
     }
     fclose(f);
     assert_int_equal(cpus_seen, corun_topo_ncpus(t));
+    /* Every domain counts its cores: its CPUs of SMT rank 0; the packages'
+     * add up to the machine's (checked against hwloc above). */
+    for (int l = CORUN_LEVEL_CORE; l <= CORUN_LEVEL_PACKAGE; l++) {
+        unsigned sum = 0;
+
+        for (unsigned d = 0; d < corun_topo_ndomains(t, (enum corun_level)l); d++) {
+            const struct corun_topo_domain *dom = corun_topo_domain(t, (enum corun_level)l, d);
+            unsigned cores = 0;
+
+            for (unsigned i = 0; i < dom->ncpus; i++)
+                cores += corun_topo_cpu(t, dom->cpus[i])->smt_rank == 0;
+            if (dom->ncores != cores)
+                fail_msg("%s: %s %u counts %u cores, its CPUs say %u", xml_name,
+                         corun_level_name((enum corun_level)l), d, dom->ncores, cores);
+            sum += dom->ncores;
+        }
+        if (l == CORUN_LEVEL_PACKAGE)
+            assert_int_equal(sum, count_of(t, "cores"));
+    }
     corun_topo_free(t);
     return checked;
 }
