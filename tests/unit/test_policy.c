@@ -6,8 +6,8 @@
  * growing with the load on the LLC above, classmates' pressure by their
  * miss counts, the turbo table, a near plan preferred under a cap on
  * moves, memory load shared by time with the local search kept exact; and,
- * for every
- * policy on every fixture topology, valid and deterministic plans.
+ * for every policy on every fixture topology, valid and deterministic
+ * plans, from nowhere and from a placement that time-shares CPUs.
  */
 #include "testutil.h"
 
@@ -474,6 +474,7 @@ static void test_valid_and_deterministic(void **state)
                                            CORUN_CLASS_RABBIT,    CORUN_CLASS_SHEEP,
                                            CORUN_CLASS_CHASING,   CORUN_CLASS_UNKNOWN};
     double linear[128], steps[128];
+    int on[128]; /* usable CPUs of the machine at hand */
 
     for (unsigned i = 0; i < 128; i++) {
         linear[i] = 1.0 - 0.12 * i / 127;
@@ -482,30 +483,47 @@ static void test_valid_and_deterministic(void **state)
     assert_non_null(d);
     while ((e = readdir(d))) {
         struct corun_topo *t;
-        unsigned usable, counts[4];
+        unsigned usable, nodes, counts[4];
 
         if (!strstr(e->d_name, ".xml"))
             continue;
         t = fixture_topo(e->d_name);
         machines++;
         usable = corun_topo_info(t)->usable_pus;
+        nodes = corun_topo_ndomains(t, CORUN_LEVEL_NUMA);
         counts[0] = 1;
         counts[1] = usable / 2 ? usable / 2 : 1;
         counts[2] = usable;
         counts[3] = usable + 3;
-        for (unsigned k = 0; k < 12; k++) {
+        for (unsigned c = 0, j = 0; c < corun_topo_ncpus(t) && j < 128; c++)
+            if (corun_topo_cpu(t, c)->usable)
+                on[j++] = (int)c;
+        for (unsigned k = 0; k < 16; k++) {
             unsigned n = counts[k % 4];
             struct corun_task_profile *tk = calloc(n, sizeof(*tk));
             int *a = calloc(n, sizeof(int)), *b = calloc(n, sizeof(int));
             struct corun_snapshot s = {.topo = t, .ntasks = n, .tasks = tk, .seed = 42,
                                        .round = 4};
 
-            if (k >= 4) {
+            if (k >= 4 && k < 12) {
                 s.turbo_rel = k < 8 ? linear : steps;
                 s.turbo_n = 128;
             }
-            for (unsigned i = 0; i < n; i++)
+            for (unsigned i = 0; i < n; i++) {
                 tk[i] = task(i, cls[(i * 7) % 6]);
+                /* The last four: placed already, on the first half of the
+                 * usable CPUs (some sharing one), half of them with their
+                 * memory's node known, moves costing. */
+                if (k >= 12) {
+                    unsigned half = usable / 2 ? usable / 2 : 1;
+
+                    tk[i].cpu = on[((i * 5) % half) % 128];
+                    tk[i].home_known = i % 2;
+                    tk[i].home_node = nodes ? i % nodes : 0;
+                    s.move_cost = 0.01;
+                    s.mem_follows = k % 2;
+                }
+            }
             for (unsigned p = 0; p < NPOL; p++) {
                 place(names[p], &s, a);
                 place(names[p], &s, b);
