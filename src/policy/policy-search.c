@@ -6,12 +6,15 @@
  * move cost for each task placed away from where it runs now. A candidate is
  * a swap of two tasks or the move of one task to another CPU; it is
  * evaluated exactly and incrementally: the per-domain pressure sums are
- * updated, and only the tasks in the domains the candidate changes are
- * recomputed. Candidates that do not improve are undone. Small instances are
- * searched systematically (every pair, every idle CPU) until no candidate
- * improves; large ones by seeded random candidates, biased to the same LLC,
- * within a budget counted in task recomputations, so the result depends on
- * the seed and never on the clock.
+ * updated, and only the tasks whose sums the candidate changes are
+ * recomputed (those of the domains it moves tasks out of or into, of the
+ * domains whose sum changes because a task's share of its CPU's time did,
+ * and of the memory nodes it loads differently). Candidates that do not
+ * improve are undone. Small instances are searched systematically (every
+ * pair, every idle CPU) until no candidate improves; large ones by seeded
+ * random candidates, biased to the same LLC, within a budget counted in
+ * task recomputations, so the result depends on the seed and never on the
+ * clock.
  */
 #include <errno.h>
 #include <math.h>
@@ -157,9 +160,9 @@ static void add_cpu_tasks(struct ls *ls, unsigned c)
         add_aff(ls, (unsigned)t);
 }
 
-/* The tasks whose speed domain @d at level index @li's sum enters: those
- * running there and, for a memory node, those whose memory is there
- * (pm->home), once per candidate. */
+/* Adds the tasks whose speed reads the pressure sum of domain @d at level
+ * index @li: those running there and, for a memory node, those whose
+ * memory is there (pm->home; a node's tasks once per candidate). */
 static void add_domain(struct ls *ls, unsigned li, int d)
 {
     const struct corun_topo_domain *dom;
