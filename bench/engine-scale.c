@@ -32,23 +32,10 @@
 #include "corun/sim.h"
 #include "corun/topo.h"
 
+#include "bench-util.h"
+
 #define INTERVAL_S 0.25
 #define WARMUP_S   0.5
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
 
 static uint64_t sim_now(void *ctx)
 {

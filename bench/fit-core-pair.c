@@ -38,15 +38,9 @@
 #include "corun/sim.h"
 #include "corun/topo.h"
 #include "victim-speed.h"
+#include "bench-util.h"
 
 #define MAXM 8
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
 
 /* Median over @nm presets of each entry of @x, printed as a table. */
 static void print_median(const char *title, double x[][NCLS][NCLS], unsigned nm,

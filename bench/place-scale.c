@@ -24,20 +24,7 @@
 #include "corun/policy.h"
 #include "corun/topo.h"
 
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
+#include "bench-util.h"
 
 /* Times @reps plans of @pol for @s into @ms (sorted); -1 if one failed. */
 static int time_plans(const struct corun_policy *pol, const struct corun_snapshot *s,

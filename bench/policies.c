@@ -38,6 +38,8 @@
 #include "corun/sim.h"
 #include "corun/topo.h"
 
+#include "bench-util.h"
+
 #define MAXPOL 16
 #define MAXCASES 512
 
@@ -126,13 +128,6 @@ static const char *jnum(double v, char *buf)
         return "null";
     snprintf(buf, 32, "%.4f", v);
     return buf;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
 }
 
 /* STP of placement @cpu held from the start of a run (first touch there),
