@@ -837,6 +837,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     unsigned n = snap->ntasks, *cpus = NULL, ncpus, *tasks = NULL, kept, nsearch;
     int *cur = NULL, *alt = NULL, *near = NULL, *base = NULL, *scratch = NULL, err;
     double obj, obj_alt, obj_near = -INFINITY, *l3 = NULL;
+    bool placed; /* every task runs on a usable CPU now */
 
     if (!n)
         return 0;
@@ -873,10 +874,11 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     /* The searches below: from the construction, from where the tasks run,
      * from a turbo bin's edge (the random restarts are for small cases,
      * below the cap). */
-    nsearch = 1 + all_placed(snap) + (pm.turbo_rel && pm.turbo_n > 1 && n <= ncpus);
+    placed = all_placed(snap);
+    nsearch = 1 + placed + (pm.turbo_rel && pm.turbo_n > 1 && n <= ncpus);
     obj =
         corun__search(&pm, plan->cpu, cur, snap->move_cost, snap->seed, search_budget(n, nsearch));
-    if (all_placed(snap)) {
+    if (placed) {
         memcpy(alt, cur, n * sizeof(*alt));
         deshare(&pm, cpus, ncpus, alt, n);
         memcpy(base, alt, n * sizeof(*base));
@@ -952,7 +954,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
      * that one's. A plan that shares more cores than where the tasks run
      * must beat that by more than the doubt it adds, and a first plan that
      * ties with it keeps it (less any time-sharing, deshare()). */
-    if (all_placed(snap)) {
+    if (placed) {
         double oc = corun__objective(&pm, cur, cur, snap->move_cost), more;
 
         if (snap->max_moves && obj_near > oc) {

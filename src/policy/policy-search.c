@@ -181,32 +181,14 @@ static void add_domain(struct ls *ls, unsigned li, int d)
         add_cpu_tasks(ls, dom->cpus[k]);
 }
 
-/* After the moves of @t[0..k) from @from to @to, whose CPUs had @cnt0 tasks
- * before them: the nodes whose memory load changed because a task's share
- * of its CPU's time did (pm->home tasks press their node 1/k of the time). */
-static void add_homes(struct ls *ls, const unsigned *t, const unsigned *from, const unsigned *to,
-                      const unsigned *cnt0, unsigned k)
+/* Adds the tasks whose speed reads the memory load of the nodes where the
+ * tasks now on CPU @c keep their memory (pm->home): their share of @c's
+ * time, and so of what they load there, changed. */
+static void add_homes(struct ls *ls, unsigned c)
 {
-    const struct corun__pm *pm = ls->pm;
-
-    for (unsigned m = 0; m < k; m++) {
-        unsigned xs[2] = {from[m], to[m]};
-
-        if (pm->home[t[m]] >= 0 && cnt0[2 * m] != ls->cnt[to[m]])
-            add_domain(ls, 3, pm->home[t[m]]);
-        for (unsigned q = 0; q < 2; q++) {
-            if (cnt0[2 * m + q] == ls->cnt[xs[q]])
-                continue;
-            for (int u = ls->head[xs[q]]; u >= 0; u = ls->next[u]) {
-                bool moved = false;
-
-                for (unsigned j = 0; j < k; j++)
-                    moved |= (unsigned)u == t[j];
-                if (!moved && pm->home[u] >= 0)
-                    add_domain(ls, 3, pm->home[u]);
-            }
-        }
-    }
+    for (int t = ls->head[c]; t >= 0; t = ls->next[t])
+        if (ls->pm->home[t] >= 0)
+            add_domain(ls, 3, ls->pm->home[t]);
 }
 
 /*
@@ -238,16 +220,16 @@ static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, un
         link_task(ls, t[m], to[m]);
     }
     /* Affected: the tasks of every domain the moves change, of every node
-     * whose memory load changed (add_homes()), and of every package whose
-     * count of busy cores (its clock) changed. Their speeds before are the
-     * stored ones. */
+     * whose memory load changed, and of every package whose count of busy
+     * cores (its clock) changed. Their speeds before are the stored ones. */
     ls->stampv++;
     ls->naff = 0;
     for (unsigned m = 0; m < k; m++) {
         /* A task's share of its CPU's time (and so of what it presses
          * on its domains) changed: the moved task's, or those of the
          * tasks left on or joined at a CPU whose count changed. The
-         * domains both CPUs share then changed too. (A task moved from a
+         * domains both CPUs share then changed too, and so did the nodes
+         * the two CPUs' tasks keep their memory on. (A task moved from a
          * CPU of its own to an idle one changes none.) */
         bool shares = cnt0[2 * m] != ls->cnt[to[m]] ||
                       (ls->cnt[from[m]] && cnt0[2 * m] != ls->cnt[from[m]]) ||
@@ -263,8 +245,11 @@ static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, un
             } else if (shares) {
                 add_domain(ls, li, LEV(pm, from[m], li));
             }
+        if (shares) {
+            add_homes(ls, from[m]);
+            add_homes(ls, to[m]);
+        }
     }
-    add_homes(ls, t, from, to, cnt0, k);
     for (unsigned q = 0; q < 2 * k; q++)
         if (pk[q] >= 0 && ls->active[pk[q]] != act0[q]) {
             const struct corun_topo_domain *dom =

@@ -362,7 +362,7 @@ static void test_search_time_shared_homes(void **state)
     uint64_t rng = 99;
 
     (void)state;
-    for (uint64_t seed = 1; seed <= 40; seed++) {
+    for (uint64_t seed = 1; seed <= 200; seed++) {
         struct corun__pm pm;
         double best;
 
