@@ -243,6 +243,30 @@ static int miss_scale(struct corun__pm *pm, const struct corun_snapshot *snap)
     return 0;
 }
 
+/*
+ * corun__pm_cf() wants a task's memory share at the fastest CPU's clock. A
+ * share read from a measured IPC (corun_profile_mem_share()) is that of the
+ * CPU the task ran on: a stall takes as long on an E-core, its compute
+ * cycles 1/capacity as long, so there the task shows a higher IPC and looks
+ * more compute-bound. Of two like tasks, the one measured on an E-core then
+ * looked the one that gains most from a P-core, and the one on the P-core
+ * the one that loses least on an E-core, and every plan swapped them
+ * (bench/heldout7's Arrow Lake with 16 streamers: 128 migrations in 10 s
+ * for nothing). Taken back to capacity 1 here. The package's turbo clock is
+ * left as it is measured: taking it back too was tried and placed worse on
+ * the held-out sets (docs/internals/policy.md).
+ */
+static void full_clock_mf(struct corun__pm *pm, const struct corun_task_profile *t, unsigned i)
+{
+    double mf = pm->mf[i], r;
+
+    if (t->cpu < 0 || (unsigned)t->cpu >= pm->ncpus || !isfinite(t->ipc) || !(mf > 0))
+        return;
+    r = pm->cap[t->cpu];
+    if (r < 0.999 && r > 0)
+        pm->mf[i] = (mf / r) / (1.0 - mf + mf / r);
+}
+
 int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
 {
     unsigned n = snap->ntasks, nc = corun_topo_ncpus(snap->topo);
@@ -347,6 +371,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
         if (snap->mem_follows)
             pm->home[i] = -1; /* its memory will be where it runs */
         pm->mf[i] = corun_profile_mem_share(t->ipc, t->llc_mpki);
+        full_clock_mf(pm, t, i);
     }
     return miss_scale(pm, snap);
 }

@@ -932,6 +932,107 @@ static void test_turbo_doubt(void **state)
     corun_topo_free(t);
 }
 
+/* The IPC a task whose memory share is @mf at the full clock shows at
+ * relative clock @r (its stalls take as long, its compute 1/r as long),
+ * found through corun_profile_mem_share() at @mpki. */
+static double ipc_at(double mf, double r, double mpki)
+{
+    double want = mf / ((1.0 - mf) / r + mf), lo = 0, hi = 10;
+
+    for (int k = 0; k < 100; k++) {
+        double mid = (lo + hi) / 2;
+
+        if (corun_profile_mem_share(mid, mpki) > want)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/*
+ * Like tasks measured at different clocks are alike to the predictor. A
+ * stall takes the same time at any clock, so a task on a slower CPU shows a
+ * higher IPC and a smaller memory share; read as it is, the one on an
+ * E-core looked the one that gains most from a P-core and the one on the
+ * P-core the one that loses least on an E-core, and corun swapped them at
+ * every plan (16 streamers on a held-out Arrow Lake part: 128 migrations
+ * in 10 s for nothing). Swapping them now gains nothing, and with every
+ * CPU of the part busy with like tasks corun keeps them where they are.
+ */
+static void test_clock_normalised_memory_share(void **state)
+{
+    struct corun_topo *t = fixture_topo("Intel-RaptorLake-Corei7-1370P.xml");
+    struct corun_task_profile tk[2];
+    const double flat[1] = {1.0};
+    struct corun_snapshot s = {
+        .topo = t, .ntasks = 2, .tasks = tk, .seed = 1, .turbo_rel = flat, .turbo_n = 1};
+    int p_cpu = -1, e_cpu = -1, best_eff = -1, cur[2], swap[2];
+    double e_cap;
+
+    for (unsigned k = 0; k < corun_topo_info(t)->kinds; k++)
+        if (corun_topo_kind(t, k)->efficiency > best_eff)
+            best_eff = corun_topo_kind(t, k)->efficiency;
+    for (unsigned c = 0; c < corun_topo_ncpus(t); c++) {
+        const struct corun_topo_cpu *cp = corun_topo_cpu(t, c);
+        bool fast = corun_topo_kind(t, (unsigned)cp->kind)->efficiency == best_eff;
+
+        if (fast && p_cpu < 0)
+            p_cpu = (int)c;
+        if (!fast && e_cpu < 0)
+            e_cpu = (int)c;
+    }
+    assert_true(p_cpu >= 0 && e_cpu >= 0);
+    for (unsigned i = 0; i < 2; i++) {
+        tk[i] = task(i, CORUN_CLASS_STREAMING);
+        tk[i].llc_mpki = 20;
+    }
+    /* The E-core's clock as the predictor takes it: its stated capacity,
+     * or 0.6 where the part states none. */
+    e_cap = corun_topo_cpu(t, (unsigned)e_cpu)->capacity;
+    e_cap = e_cap > 0 ? e_cap / corun_topo_cpu(t, (unsigned)p_cpu)->capacity : 0.6;
+    tk[0].cpu = cur[0] = swap[1] = p_cpu;
+    tk[0].ipc = ipc_at(0.6, 1.0, 20);
+    tk[1].cpu = cur[1] = swap[0] = e_cpu;
+    tk[1].ipc = ipc_at(0.6, e_cap, 20);
+    assert_true(tk[1].ipc > tk[0].ipc * 1.2);
+    assert_true(fabs(corun_policy_predict(&s, swap, NULL) - corun_policy_predict(&s, cur, NULL)) <
+                1e-9);
+
+    /* Twenty like tasks on the twenty CPUs, each measured where it runs,
+     * the engine's move cost: no plan moves one. */
+    {
+        unsigned n = corun_topo_ncpus(t);
+        struct corun_task_profile *all = calloc(n, sizeof(*all));
+        int *cpu = calloc(n, sizeof(*cpu));
+
+        assert_true(n == 20 && all && cpu);
+        for (unsigned i = 0; i < n; i++) {
+            const struct corun_topo_cpu *cp = corun_topo_cpu(t, i);
+            bool fast = corun_topo_kind(t, (unsigned)cp->kind)->efficiency == best_eff;
+
+            all[i] = task(i, CORUN_CLASS_STREAMING);
+            all[i].llc_mpki = 20;
+            all[i].cpu = (int)i;
+            all[i].ipc = ipc_at(0.6, fast ? 1.0 : e_cap, 20);
+        }
+        s = (struct corun_snapshot){.topo = t,
+                                    .ntasks = n,
+                                    .tasks = all,
+                                    .seed = 1,
+                                    .round = 1,
+                                    .move_cost = 0.01,
+                                    .turbo_rel = flat,
+                                    .turbo_n = 1};
+        place("corun", &s, cpu);
+        for (unsigned i = 0; i < n; i++)
+            assert_int_equal(cpu[i], (int)i);
+        free(all);
+        free(cpu);
+    }
+    corun_topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -957,6 +1058,7 @@ int main(void)
         cmocka_unit_test(test_turbo_bin_edge),
         cmocka_unit_test(test_turbo_bin_hybrid),
         cmocka_unit_test(test_turbo_doubt),
+        cmocka_unit_test(test_clock_normalised_memory_share),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
