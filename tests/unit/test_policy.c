@@ -5,7 +5,8 @@
  * search on small machines, hybrid capacity, hysteresis, an SMT pair's cost
  * growing with the load on the LLC above, classmates' pressure by their
  * miss counts, the turbo table, a near plan preferred under a cap on
- * moves, memory load shared by time with the local search kept exact; and,
+ * moves, memory load shared by time with the local search kept exact, a
+ * memory share measured on an E-core taken back to a P-core's clock; and,
  * for every policy on every fixture topology, valid and deterministic
  * plans, from nowhere and from a placement that time-shares CPUs.
  */
@@ -968,7 +969,7 @@ static void test_clock_normalised_memory_share(void **state)
     struct corun_snapshot s = {
         .topo = t, .ntasks = 2, .tasks = tk, .seed = 1, .turbo_rel = flat, .turbo_n = 1};
     int p_cpu = -1, e_cpu = -1, best_eff = -1, cur[2], swap[2];
-    double e_cap;
+    double e_cap, p_cap;
 
     for (unsigned k = 0; k < corun_topo_info(t)->kinds; k++)
         if (corun_topo_kind(t, k)->efficiency > best_eff)
@@ -990,7 +991,8 @@ static void test_clock_normalised_memory_share(void **state)
     /* The E-core's clock as the predictor takes it: its stated capacity,
      * or 0.6 where the part states none. */
     e_cap = corun_topo_cpu(t, (unsigned)e_cpu)->capacity;
-    e_cap = e_cap > 0 ? e_cap / corun_topo_cpu(t, (unsigned)p_cpu)->capacity : 0.6;
+    p_cap = corun_topo_cpu(t, (unsigned)p_cpu)->capacity;
+    e_cap = e_cap > 0 && p_cap > 0 ? e_cap / p_cap : 0.6;
     tk[0].cpu = cur[0] = swap[1] = p_cpu;
     tk[0].ipc = ipc_at(0.6, 1.0, 20);
     tk[1].cpu = cur[1] = swap[0] = e_cpu;
