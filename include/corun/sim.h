@@ -32,6 +32,7 @@
 
 #include <corun/act.h>
 #include <corun/common.h>
+#include <corun/engine.h>
 #include <corun/policy.h>
 #include <corun/sense.h>
 #include <corun/topo.h>
@@ -405,6 +406,14 @@ struct corun_sim_run_opts {
      * profiles the engine learned, each cpu where the engine left the task
      * (where the kernel put it, when it left it unpinned). */
     struct corun_task_profile *profiles;
+    /* Appended. corun_sim_run_policy(): when not NULL, called with the
+     * simulated time in seconds for every event of the engine (a move of
+     * a plan, one the outcome check took back, memory that followed its
+     * task; corun/engine.h), each move with the predicted speeds where the
+     * task ran and where it goes. What the engine decides is the same
+     * with or without it. */
+    void (*on_event)(void *ctx, double t_s, const struct corun_engine_event *ev);
+    void *event_ctx;
 };
 
 /*

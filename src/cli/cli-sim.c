@@ -7,7 +7,8 @@
  * is run on a fresh simulation with the same seed; capture is measured
  * against the baseline and the oracle, which are computed whenever a policy
  * needs them even if not asked for. Output: a table, one row per policy, or
- * JSON (docs/internals/sim.md).
+ * JSON (docs/internals/sim.md); with --events, each policy run's engine
+ * events as they happen, a line each, before the table.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,6 +43,8 @@ struct sim_cli {
     struct run runs[MAX_RUNS];
     unsigned nruns;
     bool json;
+    bool events;               /* --events: the engine's moves, a line each */
+    const struct run *running; /* the policy run the events come from */
 };
 
 static int load_machine(struct sim_cli *c)
@@ -162,8 +165,13 @@ static int parse_policies(struct sim_cli *c, const char *list)
  */
 static int run_registered_policy(struct sim_cli *c, struct run *r)
 {
-    return corun_sim_run_policy(c->topo, &c->m, c->w->tasks, c->w->ntasks, r->pol, &c->opts,
-                                &r->res);
+    int err;
+
+    c->running = r;
+    err =
+        corun_sim_run_policy(c->topo, &c->m, c->w->tasks, c->w->ntasks, r->pol, &c->opts, &r->res);
+    c->running = NULL;
+    return err;
 }
 
 static int run_all(struct sim_cli *c)
@@ -207,6 +215,56 @@ static void task_cpus(const struct sim_cli *c, int cpu, char *buf, size_t len)
         snprintf(buf, len, "-");
     else
         snprintf(buf, len, "%u", corun_topo_cpu(c->topo, (unsigned)cpu)->os_index);
+}
+
+/*
+ * --events: one line per event of the engine, as it happens, in
+ * key=value fields:
+ *   event POLICY t=SECONDS move|pin|undo task=I name=NAME cpu=FROM->TO [predicted=A->B] [error=...]
+ *   event POLICY t=SECONDS memory task=I name=NAME node=FROM->TO [error=...]
+ * CPUs and nodes by the kernel's numbers ("unpinned": the task runs where
+ * the kernel puts it; "unknown": a node not known); pin is a move that
+ * pinned a task where it already ran;
+ * predicted, the speeds the engine's prediction gave the task where it ran
+ * and where the plan put it.
+ */
+static void print_event(void *ctx, double t_s, const struct corun_engine_event *ev)
+{
+    const struct sim_cli *c = ctx;
+    const char *kind = ev->kind == CORUN_ENGINE_EV_UNDO     ? "undo"
+                       : ev->kind == CORUN_ENGINE_EV_MEMORY ? "memory"
+                       : ev->in_place                       ? "pin"
+                                                            : "move";
+    const char *name = ev->idx < c->w->ntasks ? c->w->tasks[ev->idx].name : "?";
+    char from[16], to[16];
+
+    printf("event %s t=%.2f %s task=%u name=%s", c->running ? c->running->name : "?", t_s, kind,
+           ev->idx, name);
+    if (ev->kind == CORUN_ENGINE_EV_MEMORY) {
+        const struct corun_topo_domain *a =
+            ev->from >= 0 ? corun_topo_domain(c->topo, CORUN_LEVEL_NUMA, (unsigned)ev->from) : NULL;
+        const struct corun_topo_domain *b =
+            ev->to >= 0 ? corun_topo_domain(c->topo, CORUN_LEVEL_NUMA, (unsigned)ev->to) : NULL;
+
+        snprintf(from, sizeof(from), a ? "%u" : "unknown", a ? a->os_index : 0);
+        snprintf(to, sizeof(to), b ? "%u" : "unknown", b ? b->os_index : 0);
+        printf(" node=%s->%s", from, to);
+    } else {
+        if (ev->from < 0)
+            snprintf(from, sizeof(from), "unpinned");
+        else
+            task_cpus(c, ev->from, from, sizeof(from));
+        if (ev->to < 0)
+            snprintf(to, sizeof(to), "unpinned");
+        else
+            task_cpus(c, ev->to, to, sizeof(to));
+        printf(" cpu=%s->%s", from, to);
+        if (isfinite(ev->speed_now) && isfinite(ev->speed_planned))
+            printf(" predicted=%.3f->%.3f", ev->speed_now, ev->speed_planned);
+    }
+    if (ev->err)
+        printf(" error=%s", corun_strerror(ev->err));
+    putchar('\n');
 }
 
 static void print_json(struct sim_cli *c)
@@ -356,6 +414,7 @@ static int cmd_sim(int argc, char **argv)
                                              {"seed", required_argument, NULL, 's'},
                                              {"duration-s", required_argument, NULL, 'd'},
                                              {"json", no_argument, NULL, 'j'},
+                                             {"events", no_argument, NULL, 'e'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct sim_cli c = {.opts = {.duration_s = 10.0, .seeds = 5, .seed = 1}};
@@ -364,7 +423,7 @@ static int cmd_sim(int argc, char **argv)
     int opt, rc;
 
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "m:w:p:s:d:jh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "m:w:p:s:d:jeh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'm':
             c.machine_arg = optarg;
@@ -388,6 +447,9 @@ static int cmd_sim(int argc, char **argv)
         case 'j':
             c.json = true;
             break;
+        case 'e':
+            c.events = true;
+            break;
         case 'h':
             cli_usage(stdout, CMD);
             return CLI_EXIT_OK;
@@ -399,6 +461,12 @@ static int cmd_sim(int argc, char **argv)
         return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (!c.machine_arg || !c.workload_arg)
         return cli_usage_error(CMD, "--machine and --workload are required");
+    if (c.events && c.json)
+        return cli_usage_error(CMD, "--events prints lines of text; not with --json");
+    if (c.events) {
+        c.opts.on_event = print_event;
+        c.opts.event_ctx = &c;
+    }
     rc = parse_policies(&c, policies);
     if (rc)
         return rc;
@@ -425,6 +493,6 @@ out_free:
 
 CLI_COMMAND(sim, cmd_sim, "simulate a workload on a machine under each policy",
             "corun sim --machine FILE.xml|PRESET|synthetic:DESC --workload FILE|random:N:SEED\n"
-            "[--policy NAME[,NAME...]|all] [--seed S] [--duration-s T] [--json]\n"
+            "[--policy NAME[,NAME...]|all] [--seed S] [--duration-s T] [--json | --events]\n"
             "presets: skx28 icx40 spr56 milan64 genoa96; references: baseline random worst "
             "oracle fairest")

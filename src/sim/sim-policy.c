@@ -34,6 +34,19 @@ static int sim_clock_wait(void *ctx, uint64_t t_ns)
     return t_ns > now ? corun_sim_step(ctx, (double)(t_ns - now) * 1e-9) : 0;
 }
 
+/* The caller's event callback and the simulation whose clock stamps it. */
+struct sim_events {
+    const struct corun_sim_run_opts *opts;
+    struct corun_sim *sim;
+};
+
+static void sim_event(void *ctx, const struct corun_engine_event *ev)
+{
+    struct sim_events *se = ctx;
+
+    se->opts->on_event(se->opts->event_ctx, corun_sim_now_s(se->sim), ev);
+}
+
 int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_machine *m,
                          const struct corun_sim_task *tasks, unsigned ntasks,
                          const struct corun_policy *pol, const struct corun_sim_run_opts *opts,
@@ -44,6 +57,7 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
     struct corun_act_opts ao = {0};
     struct corun_engine *eng = NULL;
     struct corun_sim *sim = NULL;
+    struct sim_events se;
     void *sense = NULL, *act = NULL;
     double interval = INTERVAL_S, warm = WARMUP_S, *turbo = NULL;
     int *cpu = NULL, err;
@@ -84,6 +98,12 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
     eo.interval_ns = (uint64_t)llround(interval * 1e9);
     eo.warmup_ns = (uint64_t)llround(warm * 1e9);
     eo.seed = opts->seed;
+    if (opts->on_event) {
+        se = (struct sim_events){.opts = opts, .sim = sim};
+        eo.on_event = sim_event;
+        eo.event_ctx = &se;
+        eo.predict = true;
+    }
     /* The machine's turbo table, as the hardware states it. */
     turbo = corun_sim_turbo_table(topo, m, &eo.turbo_n);
     if (!turbo) {

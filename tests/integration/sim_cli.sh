@@ -99,6 +99,26 @@ check_bad "bad synthetic" "synthetic description" --machine synthetic:banana:3 -
 check_bad "unknown policy" "unknown policy 'nope'" --machine skx28 --workload random:4:1 --policy nope
 check_bad "bad duration" "duration" --machine skx28 --workload random:4:1 --duration-s -1
 check_bad "no machine" "required" --workload random:4:1
+check_bad "events with json" "not with --json" --machine skx28 --workload random:4:1 --events --json
+
+# --events: the engine's events, a line each in the documented fields, for
+# the policies only; the rest of the output as without it (the events do
+# not change what the engine decides).
+args=(--machine "$fx/linux-64amd64-4s2n4ca2co.xml" --workload random:12:5 --seed 2)
+"$CORUN" sim "${args[@]}" > "$tmp/plain" && ok || fail "plain exit $?"
+"$CORUN" sim "${args[@]}" --events > "$tmp/ev" && ok || fail "--events exit $?"
+grep -v '^event ' "$tmp/ev" | cmp -s - "$tmp/plain" && ok || fail "--events changed the table"
+cpu='([0-9]+|unpinned)'
+re="^event [a-z]+ t=[0-9]+\.[0-9]{2} ((move|pin|undo) task=[0-9]+ name=[^ ]+ cpu=$cpu->$cpu( predicted=[0-9.]+->[0-9.]+)?|memory task=[0-9]+ name=[^ ]+ node=([0-9]+|unknown)->([0-9]+|unknown))( error=.*)?$"
+expect_eq "malformed event lines" "$(grep '^event ' "$tmp/ev" | grep -Evc "$re")" 0
+[[ $(grep -c '^event corun .* \(move\|pin\) ' "$tmp/ev") -ge 12 ]] && ok \
+  || fail "corun's first plan should pin or move all 12 tasks: $(grep -c '^event corun' "$tmp/ev")"
+grep -q '^event [a-z]* t=[0-9.]* move .* predicted=' "$tmp/ev" && ok || fail "moves carry no prediction"
+expect_eq "events of references" "$(grep -Ec '^event (baseline|random|worst|oracle|fairest) ' "$tmp/ev")" 0
+# Eight nodes: memory follows some task; time never goes back.
+grep -q '^event [a-z]* t=[0-9.]* memory ' "$tmp/ev" && ok || fail "no memory event on eight nodes"
+awk '$1 == "event" { split($3, t, "="); if (t[2] + 0 < last[$2]) bad++; last[$2] = t[2] + 0 }
+     END { exit bad > 0 }' "$tmp/ev" && ok || fail "event times go back within a policy"
 
 # Every fixture machine and every preset runs, and says where its figures come from.
 for m in "$fx"/*.xml skx28 icx40 spr56 milan64 genoa96 "synthetic:pack:2 core:4 pu:2"; do

@@ -833,6 +833,30 @@ static int full_place(const struct corun_snapshot *snap, struct corun_plan *plan
     return -ENOSPC;
 }
 
+/* Events a run reported: each move's task and CPU, and when. */
+struct ev_log {
+    unsigned n, moves;
+    int to[16];
+    double t[16];
+};
+
+static void log_event(void *ctx, double t_s, const struct corun_engine_event *ev)
+{
+    struct ev_log *l = ctx;
+
+    if (l->n < 16) {
+        l->t[l->n] = t_s;
+        l->to[l->n] = ev->kind == CORUN_ENGINE_EV_MOVE ? ev->to : -2;
+    }
+    l->n++;
+    if (ev->kind == CORUN_ENGINE_EV_MOVE) {
+        assert_true(ev->idx < 4);
+        assert_int_equal(ev->to, (int)(2 * ev->idx));
+        assert_true(isfinite(ev->speed_now) && isfinite(ev->speed_planned));
+        l->moves++;
+    }
+}
+
 static void test_run_policy(void **state)
 {
     const char *d;
@@ -879,6 +903,27 @@ static void test_run_policy(void **state)
         assert_int_equal(prof[0].cls, CORUN_CLASS_STREAMING);
         corun_sim_result_release(&r);
         o.profiles = NULL;
+    }
+    /* Asked for, the engine's events come with the simulated time: the
+     * spy's plan pins each task once, after the warm-up, and nothing else
+     * happens; the run is the same as without them. */
+    {
+        struct ev_log log = {0};
+        double stp;
+
+        assert_int_equal(corun_sim_run_policy(t, &m, ts, 4, &spy, &o, &r), 0);
+        stp = r.stp;
+        corun_sim_result_release(&r);
+        o.on_event = log_event;
+        o.event_ctx = &log;
+        assert_int_equal(corun_sim_run_policy(t, &m, ts, 4, &spy, &o, &r), 0);
+        assert_true(r.stp == stp);
+        assert_int_equal(log.n, 4);
+        assert_int_equal(log.moves, 4);
+        for (unsigned i = 0; i < 4; i++)
+            assert_true(log.t[i] >= 0.5 - 1e-9 && log.t[i] <= 0.5 + 0.25 + 1e-9);
+        corun_sim_result_release(&r);
+        o.on_event = NULL;
     }
     assert_int_equal(corun_sim_run_policy(t, &m, ts, 4, &full, &o, &r), -ENOSPC);
     corun_topo_free(t);
