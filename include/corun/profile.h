@@ -43,6 +43,12 @@ struct corun_profile_opts {
     double learn_rate; /* NLMS step for the learned offsets; 0: 0.5; <0: no learning */
     double prior_pull; /* share of a learned offset dropped each interval; 0: 0.005 */
     double best_decay; /* per-interval decay of the best perf seen; 0: 0.999 */
+    /* Appended. Share of the gap to its class's mean that each task's
+     * learned offsets close each interval, over the tasks of the class
+     * observed in it (two at least): like tasks do not drift apart on
+     * counter noise, and a lesson one task learns reaches its classmates.
+     * 0: 0.2; < 0: none; above 1: 1. */
+    double class_pool;
 };
 
 /* One interval's observation of one task. */

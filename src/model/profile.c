@@ -110,6 +110,10 @@ int corun_profiler_new(const struct corun_topo *topo, const struct corun_profile
         p->o.prior_pull = 0.005;
     if (!(p->o.best_decay > 0 && p->o.best_decay <= 1))
         p->o.best_decay = 0.999;
+    if (p->o.class_pool == 0 || isnan(p->o.class_pool))
+        p->o.class_pool = 0.2;
+    else if (p->o.class_pool > 1)
+        p->o.class_pool = 1;
     *out = p;
     return 0;
 }
@@ -648,6 +652,45 @@ out_free:
     return err;
 }
 
+/*
+ * Pools the learned offsets of the tasks observed now within each class:
+ * each moves the share class_pool of the way to its class's mean. Lessons
+ * are few and noisy (a feature moved by a co-runner's new estimate, a rate
+ * that happened to drop), and two like tasks that learned different
+ * figures from noise were predicted apart: the engine moved them for it
+ * (24 streamers on a two-node machine swapped across nodes, paying for
+ * their memory each time; docs/internals/model.md). What one task keeps
+ * learning stays its own in part; what one learns once reaches its
+ * classmates.
+ */
+static void pool_by_class(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned n)
+{
+    double ms[NCLS][NLEV] = {{0}}, mp[NCLS][NLEV] = {{0}}, k = p->o.class_pool;
+    unsigned cn[NCLS] = {0};
+
+    for (unsigned j = 0; j < n; j++) {
+        const struct slot *s = &p->slots[obs[j].slot];
+        unsigned c = cls_idx(slot_class(s));
+
+        cn[c]++;
+        for (unsigned li = 0; li < NLEV; li++) {
+            ms[c][li] += s->dsens[li];
+            mp[c][li] += s->dpress[li];
+        }
+    }
+    for (unsigned j = 0; j < n; j++) {
+        struct slot *s = &p->slots[obs[j].slot];
+        unsigned c = cls_idx(slot_class(s));
+
+        if (cn[c] < 2)
+            continue;
+        for (unsigned li = 0; li < NLEV; li++) {
+            s->dsens[li] += k * (ms[c][li] / cn[c] - s->dsens[li]);
+            s->dpress[li] += k * (mp[c][li] / cn[c] - s->dpress[li]);
+        }
+    }
+}
+
 int corun_profiler_update(struct corun_profiler *p, const struct corun_profile_obs *obs,
                           unsigned n)
 {
@@ -660,6 +703,8 @@ int corun_profiler_update(struct corun_profiler *p, const struct corun_profile_o
         observe(p, &p->slots[obs[k].slot], &obs[k]);
     if (p->o.learn_rate > 0)
         err = learn(p, obs, n);
+    if (!err && p->o.learn_rate > 0 && p->o.class_pool > 0)
+        pool_by_class(p, obs, n);
     for (unsigned i = 0; i < p->nslots; i++) {
         struct slot *s = &p->slots[i];
 

@@ -1,7 +1,8 @@
 /*
  * test_profile.c — the interference learner: classes from counters, the
  * frequency correction (a clock that drops is not interference), learning a
- * pair's interference away from the class prior in both directions, the
+ * pair's interference away from the class prior in both directions, a
+ * lesson reaching the learner's classmates through the class pool, the
  * learner's model of extra time agreeing with the predictor's, and missing
  * counters staying missing.
  */
@@ -179,6 +180,60 @@ static void test_learns_pair_interference(void **state)
     learn_pair(2.0, &before, &after, &pb, &pa); /* truly x = 0 */
     assert_true(after < before - 0.3);
     assert_true(pa < pb - 0.05);
+}
+
+/*
+ * Three compute tasks: a and b share an SMT core every other six intervals
+ * and really halve each other there; c runs alone on a core of its own all
+ * along, so it never takes a lesson itself. With the class pool (the
+ * default) what a learned reaches c, its classmate: c's core sensitivity
+ * rises toward a's. Without it c keeps its prior.
+ */
+static void pool_run(double pool, double *sens_a, double *sens_c)
+{
+    struct corun_topo_opts to = {.source = CORUN_TOPO_SYNTHETIC, .input = "core:3 pu:2"};
+    struct corun_profile_opts po = {.class_pool = pool};
+    struct corun_topo *t3;
+    struct corun_profiler *p;
+    struct stream a = {0}, b = {0}, c = {0};
+    unsigned sa, sb, sc;
+    uint64_t now = 1000;
+
+    assert_int_equal(corun_topo_load(&to, &t3), 0);
+    assert_int_equal(corun_profiler_new(t3, &po, &p), 0);
+    assert_int_equal(corun_profiler_add(p, 1, CORUN_CLASS_COMPUTE, 1, &sa), 0);
+    assert_int_equal(corun_profiler_add(p, 2, CORUN_CLASS_COMPUTE, 1, &sb), 0);
+    assert_int_equal(corun_profiler_add(p, 3, CORUN_CLASS_COMPUTE, 1, &sc), 0);
+    for (unsigned k = 0; k < 60; k++) {
+        bool shared = (k / 6) % 2 == 1;
+        struct corun_profile_obs o[3];
+
+        now += 100000000;
+        tick(&a, now, 1e8, 3.0, shared ? 1.0 : 2.0, 0.1, 0.2);
+        tick(&b, now, 1e8, 3.0, shared ? 1.0 : 2.0, 0.1, 0.2);
+        tick(&c, now, 1e8, 3.0, 2.0, 0.1, 0.2);
+        o[0] = obs_of(&a, sa, 0);
+        o[1] = obs_of(&b, sb, shared ? 1 : 2);
+        o[2] = obs_of(&c, sc, 4);
+        assert_int_equal(corun_profiler_update(p, o, 3), 0);
+    }
+    *sens_a = corun_profiler_get(p, sa)->sensitivity[CORUN_LEVEL_CORE];
+    *sens_c = corun_profiler_get(p, sc)->sensitivity[CORUN_LEVEL_CORE];
+    corun_profiler_free(p);
+    corun_topo_free(t3);
+}
+
+static void test_class_pool(void **state)
+{
+    double p0, s0, a_on, c_on, a_off, c_off;
+
+    corun_profile_prior(CORUN_CLASS_COMPUTE, CORUN_LEVEL_CORE, &p0, &s0);
+    pool_run(-1, &a_off, &c_off);
+    assert_true(a_off > s0 * 1.1);        /* a learned that sharing costs more */
+    assert_true(fabs(c_off - s0) < 1e-9); /* c learned nothing */
+    pool_run(0, &a_on, &c_on);
+    assert_true(c_on > s0 * 1.05); /* a's lesson reached c */
+    assert_true(fabs(a_on - c_on) < 0.5 * fabs(a_off - c_off));
 }
 
 /*
@@ -403,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_cache_loss),
         cmocka_unit_test(test_frequency_is_not_interference),
         cmocka_unit_test(test_learns_pair_interference),
+        cmocka_unit_test(test_class_pool),
         cmocka_unit_test(test_missing_counters),
         cmocka_unit_test(test_learner_agrees_with_predictor),
         cmocka_unit_test(test_cache_priors_follow_geometry),
