@@ -47,7 +47,7 @@ struct corun_profile_opts {
      * learned offsets close each interval, over the tasks of the class
      * observed in it (two at least): like tasks do not drift apart on
      * counter noise, and a lesson one task learns reaches its classmates.
-     * 0: 0.2; < 0: none; above 1: 1. */
+     * Only while learning is on. 0: 0.2; < 0: none; above 1: 1. */
     double class_pool;
 };
 

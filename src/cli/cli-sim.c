@@ -238,7 +238,7 @@ static void print_event(void *ctx, double t_s, const struct corun_engine_event *
     const char *name = ev->idx < c->w->ntasks ? c->w->tasks[ev->idx].name : "?";
     char from[16], to[16];
 
-    printf("event %s t=%.2f %s task=%u name=%s", c->running ? c->running->name : "?", t_s, kind,
+    printf("event %s t=%.3f %s task=%u name=%s", c->running ? c->running->name : "?", t_s, kind,
            ev->idx, name);
     if (ev->kind == CORUN_ENGINE_EV_MEMORY) {
         const struct corun_topo_domain *a =

@@ -109,7 +109,7 @@ args=(--machine "$fx/linux-64amd64-4s2n4ca2co.xml" --workload random:12:5 --seed
 "$CORUN" sim "${args[@]}" --events > "$tmp/ev" && ok || fail "--events exit $?"
 grep -v '^event ' "$tmp/ev" | cmp -s - "$tmp/plain" && ok || fail "--events changed the table"
 cpu='([0-9]+|unpinned)'
-re="^event [a-z]+ t=[0-9]+\.[0-9]{2} ((move|pin|undo) task=[0-9]+ name=[^ ]+ cpu=$cpu->$cpu( predicted=[0-9.]+->[0-9.]+)?|memory task=[0-9]+ name=[^ ]+ node=([0-9]+|unknown)->([0-9]+|unknown))( error=.*)?$"
+re="^event [a-z]+ t=[0-9]+\.[0-9]{3} ((move|pin|undo) task=[0-9]+ name=[^ ]+ cpu=$cpu->$cpu( predicted=[0-9.]+->[0-9.]+)?|memory task=[0-9]+ name=[^ ]+ node=([0-9]+|unknown)->([0-9]+|unknown))( error=.*)?$"
 expect_eq "malformed event lines" "$(grep '^event ' "$tmp/ev" | grep -Evc "$re")" 0
 [[ $(grep -c '^event corun .* \(move\|pin\) ' "$tmp/ev") -ge 12 ]] && ok \
   || fail "corun's first plan should pin or move all 12 tasks: $(grep -c '^event corun' "$tmp/ev")"
