@@ -37,18 +37,6 @@
 #define INTERVAL_S 0.25
 #define WARMUP_S   0.5
 
-static uint64_t sim_now(void *ctx)
-{
-    return corun_sim_now_ns(ctx);
-}
-
-static int sim_wait(void *ctx, uint64_t t_ns)
-{
-    uint64_t now = corun_sim_now_ns(ctx);
-
-    return t_ns > now ? corun_sim_step(ctx, (double)(t_ns - now) * 1e-9) : 0;
-}
-
 /* Median and largest of @v[0..n) (sorted in place); NAN when empty. */
 static void med_max(double *v, unsigned n, double *med, double *max)
 {
@@ -111,7 +99,7 @@ static int run_once(const struct corun_topo *t, unsigned n, double secs, struct 
     eo.sense_state = sense;
     eo.act = &corun_act_sim_ops;
     eo.act_state = act;
-    eo.clock = (struct corun_clock){.now_ns = sim_now, .wait_until = sim_wait, .ctx = sim};
+    eo.clock = corun_sim_clock(sim);
     eo.interval_ns = (uint64_t)llround(INTERVAL_S * 1e9);
     eo.warmup_ns = (uint64_t)llround(WARMUP_S * 1e9);
     eo.seed = 1;
@@ -135,7 +123,7 @@ static int run_once(const struct corun_topo *t, unsigned n, double secs, struct 
     for (unsigned k = 0; k <= nsteps; k++) {
         double t0, ms;
 
-        if (k && sim_wait(sim, (uint64_t)llround(k * INTERVAL_S * 1e9))) {
+        if (k && eo.clock.wait_until(sim, (uint64_t)llround(k * INTERVAL_S * 1e9))) {
             fprintf(stderr, "engine-scale: the simulator failed at step %u\n", k);
             goto out;
         }

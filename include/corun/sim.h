@@ -270,6 +270,11 @@ CORUN_API int corun_sim_step(struct corun_sim *sim, double dt_s);
 CORUN_API uint64_t corun_sim_now_ns(const struct corun_sim *sim);
 CORUN_API double corun_sim_now_s(const struct corun_sim *sim);
 
+/* Appended. The simulation's clock for an engine (corun/engine.h): now is
+ * the simulated time, and waiting until a later time steps the simulation
+ * there. */
+CORUN_API struct corun_clock corun_sim_clock(struct corun_sim *sim);
+
 /* Whether every task with an instruction count has finished (false when no
  * task has one). */
 CORUN_API bool corun_sim_done(const struct corun_sim *sim);

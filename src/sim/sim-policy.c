@@ -22,18 +22,6 @@
 #define INTERVAL_S 0.25
 #define WARMUP_S 0.5
 
-static uint64_t sim_clock_now(void *ctx)
-{
-    return corun_sim_now_ns(ctx);
-}
-
-static int sim_clock_wait(void *ctx, uint64_t t_ns)
-{
-    uint64_t now = corun_sim_now_ns(ctx);
-
-    return t_ns > now ? corun_sim_step(ctx, (double)(t_ns - now) * 1e-9) : 0;
-}
-
 /* The caller's event callback and the simulation whose clock stamps it. */
 struct sim_events {
     const struct corun_sim_run_opts *opts;
@@ -93,8 +81,7 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
     eo.sense_state = sense;
     eo.act = &corun_act_sim_ops;
     eo.act_state = act;
-    eo.clock = (struct corun_clock){.now_ns = sim_clock_now, .wait_until = sim_clock_wait,
-                                    .ctx = sim};
+    eo.clock = corun_sim_clock(sim);
     eo.interval_ns = (uint64_t)llround(interval * 1e9);
     eo.warmup_ns = (uint64_t)llround(warm * 1e9);
     eo.seed = opts->seed;

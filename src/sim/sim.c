@@ -393,6 +393,23 @@ double corun_sim_now_s(const struct corun_sim *sim)
     return sim->now_s;
 }
 
+static uint64_t clock_now(void *ctx)
+{
+    return corun_sim_now_ns(ctx);
+}
+
+static int clock_wait(void *ctx, uint64_t t_ns)
+{
+    uint64_t now = corun_sim_now_ns(ctx);
+
+    return t_ns > now ? corun_sim_step(ctx, (double)(t_ns - now) * 1e-9) : 0;
+}
+
+struct corun_clock corun_sim_clock(struct corun_sim *sim)
+{
+    return (struct corun_clock){.now_ns = clock_now, .wait_until = clock_wait, .ctx = sim};
+}
+
 bool corun_sim_done(const struct corun_sim *sim)
 {
     bool any = false;

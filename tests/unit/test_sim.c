@@ -833,10 +833,9 @@ static int full_place(const struct corun_snapshot *snap, struct corun_plan *plan
     return -ENOSPC;
 }
 
-/* Events a run reported: each move's task and CPU, and when. */
+/* Events a run reported, and when. */
 struct ev_log {
     unsigned n, moves;
-    int to[16];
     double t[16];
 };
 
@@ -844,10 +843,8 @@ static void log_event(void *ctx, double t_s, const struct corun_engine_event *ev
 {
     struct ev_log *l = ctx;
 
-    if (l->n < 16) {
+    if (l->n < 16)
         l->t[l->n] = t_s;
-        l->to[l->n] = ev->kind == CORUN_ENGINE_EV_MOVE ? ev->to : -2;
-    }
     l->n++;
     if (ev->kind == CORUN_ENGINE_EV_MOVE) {
         assert_true(ev->idx < 4);
