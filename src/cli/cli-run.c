@@ -2,10 +2,13 @@
  * cli-run.c — `corun run`: one command, placed by a policy (or on --cpus),
  * measured, with a stat-like report on stderr at the end. The exit status is
  * the command's (128+N when a signal N killed it). A policy places one task
- * on one CPU; a command that keeps more threads busy gets the smallest
- * sharing domain around that CPU that holds them. SIGINT and SIGTERM sent to
- * corun are passed on to the command; its placement is undone (journal and
- * all) on every way out but a crash, which `corun restore` covers.
+ * on one CPU; a command whose processes keep more threads busy (its own, or
+ * those of the children a shell script or `make -j` starts) gets the
+ * smallest sharing domain around that CPU that holds them, children
+ * included. SIGINT, SIGTERM and SIGHUP sent to corun are passed on to the
+ * command, the last two to the processes it started as well; its placement
+ * is undone (journal and all) on every way out but a crash, which `corun
+ * restore` covers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/job-group.h"
 #include "cli/json.h"
 #include "cli/place.h"
 #include "cli/run-measure.h"
@@ -105,11 +109,14 @@ static bool widen(const struct corun_topo *topo, int dense, unsigned nthreads,
 }
 
 /* Each thread's CPU demand (ns) at the last look, to tell busy threads
- * from the idle ones runtimes keep (a Go or Java program has dozens). */
+ * from the idle ones runtimes keep (a Go or Java program has dozens). A
+ * thread not seen at a look has exited and is dropped, so that a build
+ * starting thousands of short processes does not grow the table. */
 struct thread_ticks {
     unsigned n, cap;
     pid_t *tid;
     unsigned long long *ticks;
+    bool *seen;
 };
 
 /* Nanoseconds thread @tid of @pid has run or waited to run (schedstat):
@@ -130,51 +137,77 @@ static unsigned long long thread_demand(pid_t pid, const char *tid)
     return run + wait;
 }
 
-/* Threads of @pid that wanted a CPU (ran or waited to) at least half the
- * time since the last call, @interval_ns ago; the first call counts none. */
-static unsigned busy_threads(pid_t pid, struct thread_ticks *tt, unsigned long long interval_ns)
+/* Records @now for thread @tid; true when it wanted a CPU at least half of
+ * the last @interval_ns (a thread new to the table counts as not busy). */
+static bool thread_busy(struct thread_ticks *tt, pid_t tid, unsigned long long now,
+                        unsigned long long interval_ns)
 {
-    char path[64];
-    struct dirent *d;
-    unsigned busy = 0;
-    DIR *dir;
+    unsigned i;
 
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    dir = opendir(path);
-    while (dir && (d = readdir(dir))) {
-        pid_t tid = (pid_t)atoi(d->d_name);
-        unsigned long long now;
-        unsigned i;
+    for (i = 0; i < tt->n && tt->tid[i] != tid; i++)
+        ;
+    if (i < tt->n) {
+        bool busy = now - tt->ticks[i] >= interval_ns / 2;
 
-        if (tid <= 0)
-            continue;
-        now = thread_demand(pid, d->d_name);
-        for (i = 0; i < tt->n && tt->tid[i] != tid; i++)
-            ;
-        if (i < tt->n) {
-            busy += now - tt->ticks[i] >= interval_ns / 2;
-            tt->ticks[i] = now;
-            continue;
-        }
-        if (tt->n == tt->cap) {
-            unsigned cap = tt->cap ? 2 * tt->cap : 16;
-            pid_t *t = realloc(tt->tid, cap * sizeof(*t));
-            unsigned long long *k;
-
-            if (!t)
-                break;
-            tt->tid = t;
-            k = realloc(tt->ticks, cap * sizeof(*k));
-            if (!k)
-                break;
-            tt->ticks = k;
-            tt->cap = cap;
-        }
-        tt->tid[tt->n] = tid;
-        tt->ticks[tt->n++] = now;
+        tt->ticks[i] = now;
+        tt->seen[i] = true;
+        return busy;
     }
-    if (dir)
+    if (tt->n == tt->cap) {
+        unsigned cap = tt->cap ? 2 * tt->cap : 16;
+        pid_t *t = realloc(tt->tid, cap * sizeof(*t));
+        unsigned long long *k;
+        bool *sn;
+
+        if (!t)
+            return false;
+        tt->tid = t;
+        if (!(k = realloc(tt->ticks, cap * sizeof(*k))))
+            return false;
+        tt->ticks = k;
+        if (!(sn = realloc(tt->seen, cap * sizeof(*sn))))
+            return false;
+        tt->seen = sn;
+        tt->cap = cap;
+    }
+    tt->tid[tt->n] = tid;
+    tt->ticks[tt->n] = now;
+    tt->seen[tt->n++] = true;
+    return false;
+}
+
+/* Threads of the @n processes @pids (the command and what it started)
+ * that wanted a CPU (ran or waited to) at least half the time since the
+ * last call, @interval_ns ago; a thread's first look counts it not busy. */
+static unsigned busy_threads(const pid_t *pids, unsigned n, struct thread_ticks *tt,
+                             unsigned long long interval_ns)
+{
+    unsigned busy = 0, kept = 0;
+
+    for (unsigned i = 0; i < tt->n; i++)
+        tt->seen[i] = false;
+    for (unsigned p = 0; p < n; p++) {
+        char path[64];
+        struct dirent *d;
+        DIR *dir;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)pids[p]);
+        if (!(dir = opendir(path)))
+            continue;
+        while ((d = readdir(dir))) {
+            pid_t tid = (pid_t)atoi(d->d_name);
+
+            if (tid > 0)
+                busy += thread_busy(tt, tid, thread_demand(pids[p], d->d_name), interval_ns);
+        }
         closedir(dir);
+    }
+    for (unsigned i = 0; i < tt->n; i++)
+        if (tt->seen[i]) {
+            tt->tid[kept] = tt->tid[i];
+            tt->ticks[kept++] = tt->ticks[i];
+        }
+    tt->n = kept;
     return busy;
 }
 
@@ -282,13 +315,43 @@ struct run_place {
     size_t placed_len;
 };
 
-/* Waits for @pid, forwarding SIGINT/SIGTERM/SIGHUP, and every half second
- * re-placing its threads (those born since) and widening the placement to
- * the number of its busy threads. Returns the wait status and fills @ru. */
+/* Most processes of a command's tree looked at: a build's jobs, a
+ * server's workers. */
+#define RUN_TREE_MAX 4096
+
+/* The tree is found by reading every process's parent (/proc/N/stat),
+ * about 8 us a process on the 2-vCPU guest: every half second for the
+ * first RUN_TREE_EAGER_NS, when a script starts its work, then every
+ * RUN_TREE_EVERY_NS, so that a long run on a machine of thousands of
+ * processes costs a fraction of a percent of a CPU. Processes started
+ * between two looks inherit the placement of their parent. */
+#define RUN_TREE_EAGER_NS 4000000000ull
+#define RUN_TREE_EVERY_NS 2000000000ull
+
+static unsigned long long mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/*
+ * Waits for @pid, forwarding SIGINT/SIGTERM/SIGHUP, and every half second
+ * re-placing the command's threads born since; at each look at its tree
+ * (RUN_TREE_EAGER_NS) it widens the placement to the number of busy
+ * threads among all its processes (a shell script or `make -j8` keeps its
+ * children busy, not itself) and places every one of them, as the
+ * processes started before a widening must be reached too.
+ * SIGTERM and SIGHUP go to the processes it started as well, as systemd
+ * stops a service's processes, so that none outlives the run; SIGINT
+ * from a terminal already reaches the whole foreground group, and goes to
+ * the command alone. Returns the wait status and fills @ru.
+ */
 static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
 {
     struct timespec tick = {.tv_sec = 0, .tv_nsec = 500000000};
-    unsigned long long interval_ns = 500000000ull;
+    unsigned long long start = mono_ns(), last = start;
     struct thread_ticks tt = {0};
     sigset_t sigs;
     int status = 0;
@@ -300,7 +363,8 @@ static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
     sigaddset(&sigs, SIGHUP);
     for (;;) {
         siginfo_t si = {0};
-        int sig;
+        pid_t *tree = NULL;
+        int sig, n;
 
         /* Exited: read its counters while it is a zombie, then reap it. */
         if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
@@ -309,22 +373,48 @@ static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
             break;
         }
         sig = sigtimedwait(&sigs, NULL, &tick);
-        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+        if (sig == SIGTERM || sig == SIGHUP) {
+            /* The command first, then what it started, each once. */
+            n = job_tree_pids(pid, &tree, RUN_TREE_MAX);
+            for (int i = 0; i < n; i++)
+                kill(tree[i], sig);
+            if (n < 0)
+                kill(pid, sig);
+        } else if (sig == SIGINT) {
             kill(pid, sig);
         } else if (sig < 0 && pl->ops && corun_cpuset_count(pl->set)) {
-            unsigned busy = busy_threads(pid, &tt, interval_ns);
+            bool follow = pl->ops->flags & CORUN_ACT_CHILDREN_FOLLOW;
+            unsigned long long now = mono_ns();
 
-            if (widen(pl->topo, pl->dense, busy, pl->set)) {
-                corun_cpuset_format(pl->set, pl->placed, pl->placed_len);
-                if (cli_verbose)
-                    fprintf(stderr, "corun run: %u busy threads: widened to CPUs %s\n", busy,
-                            pl->placed);
+            if (now - start < RUN_TREE_EAGER_NS || now - last >= RUN_TREE_EVERY_NS) {
+                unsigned busy;
+
+                if ((n = job_tree_pids(pid, &tree, RUN_TREE_MAX)) < 0)
+                    continue;
+                busy = busy_threads(tree, (unsigned)n, &tt, now - last);
+                last = now;
+                if (widen(pl->topo, pl->dense, busy, pl->set)) {
+                    corun_cpuset_format(pl->set, pl->placed, pl->placed_len);
+                    if (cli_verbose)
+                        fprintf(stderr, "corun run: %u busy threads: widened to CPUs %s\n", busy,
+                                pl->placed);
+                }
+            } else {
+                n = 0;
             }
-            pl->ops->apply(pl->act, pid, pl->set); /* threads born since */
+            /* Its threads born since, and the processes it started (a
+             * cgroup's are in it already). ESRCH: it just exited. */
+            if (n == 0 || follow)
+                pl->ops->apply(pl->act, pid, pl->set);
+            else
+                for (int i = 0; i < n; i++)
+                    pl->ops->apply(pl->act, tree[i], pl->set);
         }
+        free(tree);
     }
     free(tt.tid);
     free(tt.ticks);
+    free(tt.seen);
     return status;
 }
 

@@ -2,7 +2,11 @@
  * job-group.c — the processes of a `corun batch` job (job-group.h).
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/job-group.h"
@@ -25,6 +29,74 @@ unsigned job_group_pids(pid_t pgid, pid_t *out, unsigned max)
     }
     closedir(dir);
     return n;
+}
+
+/* The parent of process @name (a /proc entry), or -1 when unreadable. */
+static pid_t parent_of(const char *name)
+{
+    char path[64], buf[512], *close_paren;
+    int ppid = -1, fd;
+    ssize_t got;
+
+    snprintf(path, sizeof(path), "/proc/%s/stat", name);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    got = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (got <= 0)
+        return -1;
+    buf[got] = 0;
+    /* The comm may hold spaces and parentheses: the state and the parent
+     * follow its last ')'. */
+    if ((close_paren = strrchr(buf, ')')) && sscanf(close_paren + 1, " %*c %d", &ppid) == 1)
+        return (pid_t)ppid;
+    return -1;
+}
+
+int job_tree_pids(pid_t root, pid_t **out, unsigned max)
+{
+    struct link {
+        pid_t pid, ppid;
+    } *all = NULL;
+    size_t nall = 0, cap = 0;
+    unsigned n = 1;
+    struct dirent *d;
+    pid_t *tree;
+    DIR *dir;
+
+    *out = NULL;
+    if (!max || !(tree = malloc(max * sizeof(*tree))))
+        return -ENOMEM;
+    tree[0] = root;
+    if ((dir = opendir("/proc"))) {
+        while ((d = readdir(dir))) {
+            pid_t pid = (pid_t)atoi(d->d_name), ppid;
+
+            if (pid <= 0 || pid == root || (ppid = parent_of(d->d_name)) <= 0)
+                continue;
+            if (nall == cap) {
+                struct link *l = realloc(all, (cap = cap ? 2 * cap : 256) * sizeof(*l));
+
+                if (!l) {
+                    free(all);
+                    free(tree);
+                    closedir(dir);
+                    return -ENOMEM;
+                }
+                all = l;
+            }
+            all[nall++] = (struct link){pid, ppid};
+        }
+        closedir(dir);
+    }
+    /* Each generation from the one before: children of tree[i], in turn. */
+    for (unsigned i = 0; i < n && n < max; i++)
+        for (size_t k = 0; k < nall && n < max; k++)
+            if (all[k].ppid == tree[i])
+                tree[n++] = all[k].pid;
+    free(all);
+    *out = tree;
+    return (int)n;
 }
 
 unsigned job_group_move_memory(const struct corun_act_ops *ops, void *act, pid_t leader, int node)

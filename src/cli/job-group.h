@@ -1,7 +1,9 @@
 /*
- * job-group.h — the processes of a `corun batch` job: the process group it
- * leads (spawn.c starts each job in its own). The affinity actuator places
- * them one by one, so their memory also follows one by one.
+ * job-group.h — the processes of a job: for `corun batch`, the process
+ * group it leads (spawn.c starts each job in its own); for `corun run`,
+ * whose command stays in the terminal's foreground group, the tree of
+ * processes it started. The affinity actuator places them one by one, so
+ * their memory also follows one by one.
  */
 #ifndef CORUN_CLI_JOB_GROUP_H
 #define CORUN_CLI_JOB_GROUP_H
@@ -13,6 +15,15 @@
 /* Every process of process group @pgid, at most @max of them, in @out
  * (the leader among them while it lives). Returns how many. */
 unsigned job_group_pids(pid_t pgid, pid_t *out, unsigned max);
+
+/*
+ * @root and its descendants living now, by parent PID (/proc/N/stat), at
+ * most @max, in *@out (malloc'ed; the caller frees it): @root first, then
+ * each generation. A process whose parent exited was reparented and is no
+ * longer found. Returns how many (at least 1: @root, alive or not), or
+ * -ENOMEM with *@out NULL.
+ */
+int job_tree_pids(pid_t root, pid_t **out, unsigned max);
 
 /*
  * After the memory of @leader moved to NUMA node @node (the kernel's

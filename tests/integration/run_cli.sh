@@ -76,6 +76,29 @@ if ((ncpu >= 2)); then
   expect_eq "widen: SIGTERM exit" $? 143
 fi
 
+# A shell script's children, not the shell, keep the CPUs busy: their
+# threads count, the widened placement reaches the processes already
+# started, and SIGTERM to corun stops them with the shell.
+if ((ncpu >= 2)); then
+  "$CORUN" run --journal "$J" --policy spread -- sh -c "'$K/corun-compute' -n 100000 -t 1 -r '$tmp/p1' & '$K/corun-compute' -n 100000 -t 1 -r '$tmp/p2' & wait" 2> /dev/null &
+  c=$!
+  wait_file "$tmp/p1" && wait_file "$tmp/p2" && ok || fail "children: never ready"
+  p1=$(cat "$tmp/p1"); p2=$(cat "$tmp/p2")
+  d=$((SECONDS + 20)); widened=""
+  while ((SECONDS < d)); do
+    a1=$(affinity_of "$p1"); a2=$(affinity_of "$p2")
+    [[ $a1 =~ ^[^$'\n']*[-,][^$'\n']*$ && $a2 == "$a1" ]] && { widened=$a1; break; }
+    read -rt 0.05 <> <(:) || true
+  done
+  [[ -n $widened ]] && ok || fail "two busy children were never given more than one CPU: '$a1' '$a2'"
+  kill -TERM "$c"; wait "$c"
+  expect_eq "children: SIGTERM exit" $? 143
+  d=$((SECONDS + 20))
+  while { kill -0 "$p1" || kill -0 "$p2"; } 2> /dev/null && ((SECONDS < d)); do read -rt 0.05 <> <(:) || true; done
+  { kill -0 "$p1" || kill -0 "$p2"; } 2> /dev/null && { fail "SIGTERM left the command's children running"; kill -9 "$p1" "$p2"; } || ok
+  expect_eq "children: journal empty" "$(ls "$J" | wc -l)" 0
+fi
+
 # --json
 "$CORUN" run --json "$tmp/run.json" --cpus 0 -- sh -c 'exit 3' 2> /dev/null
 grep -q '"exit_status": 3' "$tmp/run.json" && ok || fail "json exit_status: $(cat "$tmp/run.json")"

@@ -3,12 +3,15 @@
  * every member of a real process group is found, and when the leader's
  * memory has followed it, the others' follows through the actuator that
  * placed them; an actuator whose children follow it is left to do it.
+ * The tree of a `corun run` command is found by parent PID, generation by
+ * generation, whatever the processes' names hold.
  */
 #include "testutil.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,10 +108,79 @@ static void test_group_memory_follows(void **state)
         assert_true(wait(NULL) > 0);
 }
 
+/*
+ * A child that starts a grandchild named like a trap for a parser (a ')'
+ * and spaces), reports the grandchild's PID on @fd once it has taken that
+ * name, and sleeps until killed.
+ */
+static pid_t parent_of_one(int fd)
+{
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int named[2];
+        pid_t g;
+        char b;
+
+        if (pipe(named) || (g = fork()) < 0)
+            _exit(1);
+        if (g == 0) {
+            prctl(PR_SET_NAME, "x) 1 2 (y");
+            if (write(named[1], "n", 1) != 1)
+                _exit(1);
+            for (;;)
+                pause();
+        }
+        if (read(named[0], &b, 1) != 1 || write(fd, &g, sizeof(g)) != sizeof(g))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    return pid;
+}
+
+static void test_tree(void **state)
+{
+    int p[2];
+    pid_t root, grand, other = sleeper(0), *tree;
+    int n;
+
+    (void)state;
+    assert_int_equal(pipe(p), 0);
+    root = parent_of_one(p[1]);
+    assert_int_equal(read(p[0], &grand, sizeof(grand)), sizeof(grand));
+
+    n = job_tree_pids(root, &tree, 16);
+    assert_int_equal(n, 2);
+    assert_int_equal(tree[0], root);
+    assert_int_equal(tree[1], grand);
+    free(tree);
+    /* At most @max: the root first. */
+    assert_int_equal(job_tree_pids(root, &tree, 1), 1);
+    assert_int_equal(tree[0], root);
+    free(tree);
+    /* A process without children: itself alone. */
+    assert_int_equal(job_tree_pids(grand, &tree, 16), 1);
+    free(tree);
+    assert_int_equal(job_tree_pids(other, &tree, 16), 1);
+    assert_int_equal(tree[0], other);
+    free(tree);
+
+    kill(grand, SIGKILL);
+    kill(root, SIGKILL);
+    kill(other, SIGKILL);
+    assert_int_equal(waitpid(root, NULL, 0), root);
+    assert_int_equal(waitpid(other, NULL, 0), other);
+    close(p[0]);
+    close(p[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_group_memory_follows),
+        cmocka_unit_test(test_tree),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
