@@ -434,12 +434,13 @@ static double static_max_slowdown(struct corun_sim *s, const int *cpu)
     return max;
 }
 
-/* Every placement of tasks @i.. on the CPUs @used leaves free: the least
- * max slowdown in *@best. */
-static void min_max_slowdown(struct corun_sim *s, int *cpu, unsigned i, bool *used, unsigned ncpus,
-                             double *best)
+/* Every placement of tasks @i.. of the @n (@cpu's length, the
+ * simulation's tasks) on the CPUs @used leaves free: the least max
+ * slowdown in *@best. */
+static void min_max_slowdown(struct corun_sim *s, int *cpu, unsigned n, unsigned i, bool *used,
+                             unsigned ncpus, double *best)
 {
-    if (i == corun_sim_ntasks(s)) {
+    if (i >= n) {
         *best = fmin(*best, static_max_slowdown(s, cpu));
         return;
     }
@@ -448,7 +449,7 @@ static void min_max_slowdown(struct corun_sim *s, int *cpu, unsigned i, bool *us
             continue;
         used[c] = true;
         cpu[i] = (int)c;
-        min_max_slowdown(s, cpu, i + 1, used, ncpus, best);
+        min_max_slowdown(s, cpu, n, i + 1, used, ncpus, best);
         used[c] = false;
     }
 }
@@ -480,7 +481,8 @@ static void test_fairest(void **state)
     assert_string_equal(info.method, "exhaustive");
     assert_false(info.bound);
     found = static_max_slowdown(s, cpu);
-    min_max_slowdown(s, all, 0, used, 8, &best);
+    assert_int_equal(corun_sim_ntasks(s), 6);
+    min_max_slowdown(s, all, 6, 0, used, 8, &best);
     print_message("  fairest max slowdown %.4f, least of all placements %.4f\n", found, best);
     assert_true(fabs(found - best) < 1e-9);
     corun_sim_free(s);
