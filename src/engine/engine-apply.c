@@ -589,6 +589,7 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
         goto out_free;
     }
     e->tr_gain = known ? gain : NAN;
+    e->tr_first = e->round == 1;
     /* The first move of what follows starts a trial. */
     e->arm = true;
     if (any_pinned && all_pinned && !unpins) {

@@ -185,8 +185,12 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
      * the retries cost was measured on the Ryzen 7950X of bench/heldout4;
      * kept, plans the predictor rated above their cost from noise in the
      * profiles followed one another, each moving memory, on heldout6's 2x
-     * X5670 (docs/internals/engine.md). */
-    if (nmeas && delta < 0 && isfinite(e->tr_gain) && e->tr_gain - delta > e->doubt)
+     * X5670 (docs/internals/engine.md). A first plan kept leaves none: it
+     * replaced the kernel's placement whole, and what it fell short by says
+     * little of the later plans, each a smaller change that pays its moves;
+     * held by its doubt, they waited most of a run. */
+    if (nmeas && delta < 0 && isfinite(e->tr_gain) && e->tr_gain - delta > e->doubt &&
+        !(e->tr_first && delta >= -margin * wsum))
         e->doubt = e->tr_gain - delta;
     if (!nmeas || delta >= -margin * wsum) {
         e->fails = 0;

@@ -100,6 +100,7 @@ struct corun_engine {
     unsigned hold;       /* intervals left without plans */
     unsigned fails;      /* consecutive failed trials */
     double tr_gain;      /* predicted gain of the change being measured, NaN unknown */
+    bool tr_first;       /* that change is the first plan */
     double doubt;        /* predicted gain a change must beat: what the last one taken
                             back fell short of its prediction, decaying; 0 none */
     bool mem_follows;    /* memory is moved with its task (opts.no_mem_follow) */
