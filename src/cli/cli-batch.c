@@ -521,16 +521,8 @@ static void drain(struct batch *b)
 
             while (dir && (d = readdir(dir))) {
                 pid_t pid = (pid_t)atoi(d->d_name);
-                char path[64], buf[512], *pp;
-                FILE *f;
 
-                snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-                if (pid <= 0 || !(f = fopen(path, "re")))
-                    continue;
-                buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
-                fclose(f);
-                pp = strrchr(buf, ')');
-                if (pp && atoi(pp + 4) == getpid())
+                if (pid > 0 && job_parent_of(pid) == getpid())
                     kill(pid, SIGKILL);
             }
             if (dir)

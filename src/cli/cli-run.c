@@ -112,11 +112,15 @@ static bool widen(const struct corun_topo *topo, int dense, unsigned nthreads,
  * from the idle ones runtimes keep (a Go or Java program has dozens). A
  * thread not seen at a look has exited and is dropped, so that a build
  * starting thousands of short processes does not grow the table. */
+struct thread_tick {
+    pid_t tid;
+    bool seen; /* at the look in progress */
+    unsigned long long ticks;
+};
+
 struct thread_ticks {
     unsigned n, cap;
-    pid_t *tid;
-    unsigned long long *ticks;
-    bool *seen;
+    struct thread_tick *v;
 };
 
 /* Nanoseconds thread @tid of @pid has run or waited to run (schedstat):
@@ -144,35 +148,25 @@ static bool thread_busy(struct thread_ticks *tt, pid_t tid, unsigned long long n
 {
     unsigned i;
 
-    for (i = 0; i < tt->n && tt->tid[i] != tid; i++)
+    for (i = 0; i < tt->n && tt->v[i].tid != tid; i++)
         ;
     if (i < tt->n) {
-        bool busy = now - tt->ticks[i] >= interval_ns / 2;
+        bool busy = now - tt->v[i].ticks >= interval_ns / 2;
 
-        tt->ticks[i] = now;
-        tt->seen[i] = true;
+        tt->v[i].ticks = now;
+        tt->v[i].seen = true;
         return busy;
     }
     if (tt->n == tt->cap) {
         unsigned cap = tt->cap ? 2 * tt->cap : 16;
-        pid_t *t = realloc(tt->tid, cap * sizeof(*t));
-        unsigned long long *k;
-        bool *sn;
+        struct thread_tick *v = realloc(tt->v, cap * sizeof(*v));
 
-        if (!t)
+        if (!v)
             return false;
-        tt->tid = t;
-        if (!(k = realloc(tt->ticks, cap * sizeof(*k))))
-            return false;
-        tt->ticks = k;
-        if (!(sn = realloc(tt->seen, cap * sizeof(*sn))))
-            return false;
-        tt->seen = sn;
+        tt->v = v;
         tt->cap = cap;
     }
-    tt->tid[tt->n] = tid;
-    tt->ticks[tt->n] = now;
-    tt->seen[tt->n++] = true;
+    tt->v[tt->n++] = (struct thread_tick){.tid = tid, .seen = true, .ticks = now};
     return false;
 }
 
@@ -185,7 +179,7 @@ static unsigned busy_threads(const pid_t *pids, unsigned n, struct thread_ticks 
     unsigned busy = 0, kept = 0;
 
     for (unsigned i = 0; i < tt->n; i++)
-        tt->seen[i] = false;
+        tt->v[i].seen = false;
     for (unsigned p = 0; p < n; p++) {
         char path[64];
         struct dirent *d;
@@ -203,10 +197,8 @@ static unsigned busy_threads(const pid_t *pids, unsigned n, struct thread_ticks 
         closedir(dir);
     }
     for (unsigned i = 0; i < tt->n; i++)
-        if (tt->seen[i]) {
-            tt->tid[kept] = tt->tid[i];
-            tt->ticks[kept++] = tt->ticks[i];
-        }
+        if (tt->v[i].seen)
+            tt->v[kept++] = tt->v[i];
     tt->n = kept;
     return busy;
 }
@@ -364,7 +356,7 @@ static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
     for (;;) {
         siginfo_t si = {0};
         pid_t *tree = NULL;
-        int sig, n;
+        int sig, n = 0; /* the processes of @tree, when looked at */
 
         /* Exited: read its counters while it is a zombie, then reap it. */
         if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
@@ -399,8 +391,6 @@ static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
                         fprintf(stderr, "corun run: %u busy threads: widened to CPUs %s\n", busy,
                                 pl->placed);
                 }
-            } else {
-                n = 0;
             }
             /* Its threads born since, and the processes it started (a
              * cgroup's are in it already). ESRCH: it just exited. */
@@ -412,9 +402,7 @@ static int wait_child(pid_t pid, struct run_place *pl, struct rusage *ru)
         }
         free(tree);
     }
-    free(tt.tid);
-    free(tt.ticks);
-    free(tt.seen);
+    free(tt.v);
     return status;
 }
 

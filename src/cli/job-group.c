@@ -1,5 +1,6 @@
 /*
- * job-group.c — the processes of a `corun batch` job (job-group.h).
+ * job-group.c — the processes of a `corun batch` job or of a `corun run`
+ * command (job-group.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,14 +32,13 @@ unsigned job_group_pids(pid_t pgid, pid_t *out, unsigned max)
     return n;
 }
 
-/* The parent of process @name (a /proc entry), or -1 when unreadable. */
-static pid_t parent_of(const char *name)
+pid_t job_parent_of(pid_t pid)
 {
     char path[64], buf[512], *close_paren;
     int ppid = -1, fd;
     ssize_t got;
 
-    snprintf(path, sizeof(path), "/proc/%s/stat", name);
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         return -1;
     got = read(fd, buf, sizeof(buf) - 1);
@@ -72,7 +72,7 @@ int job_tree_pids(pid_t root, pid_t **out, unsigned max)
         while ((d = readdir(dir))) {
             pid_t pid = (pid_t)atoi(d->d_name), ppid;
 
-            if (pid <= 0 || pid == root || (ppid = parent_of(d->d_name)) <= 0)
+            if (pid <= 0 || pid == root || (ppid = job_parent_of(pid)) <= 0)
                 continue;
             if (nall == cap) {
                 struct link *l = realloc(all, (cap = cap ? 2 * cap : 256) * sizeof(*l));

@@ -16,6 +16,10 @@
  * (the leader among them while it lives). Returns how many. */
 unsigned job_group_pids(pid_t pgid, pid_t *out, unsigned max);
 
+/* The parent of process @pid (/proc/PID/stat), or -1 when it cannot be
+ * read. */
+pid_t job_parent_of(pid_t pid);
+
 /*
  * @root and its descendants living now, by parent PID (/proc/N/stat), at
  * most @max, in *@out (malloc'ed; the caller frees it): @root first, then

@@ -151,6 +151,7 @@ static void test_tree(void **state)
     root = parent_of_one(p[1]);
     assert_int_equal(read(p[0], &grand, sizeof(grand)), sizeof(grand));
 
+    assert_int_equal(job_parent_of(grand), root);
     n = job_tree_pids(root, &tree, 16);
     assert_int_equal(n, 2);
     assert_int_equal(tree[0], root);
