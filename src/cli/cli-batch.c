@@ -636,6 +636,7 @@ static void batch_release(struct batch *b)
 static int load_jobs(const char *path, struct job_list *jobs)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
+    const char *shown = strcmp(path, "-") ? path : "<stdin>";
     unsigned bad = 0;
     char why[256] = "";
     int err;
@@ -648,11 +649,11 @@ static int load_jobs(const char *path, struct job_list *jobs)
     if (f != stdin)
         fclose(f);
     if (err == -EINVAL) {
-        cli_error("batch", "%s:%u: %s", strcmp(path, "-") ? path : "<stdin>", bad, why);
+        cli_error("batch", "%s:%u: %s", shown, bad, why);
         return CLI_EXIT_USAGE;
     }
     if (err) {
-        cli_error("batch", "%s: %s", path, corun_strerror(err));
+        cli_error("batch", "%s: %s", shown, corun_strerror(err));
         return err == -ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
     }
     return 0;

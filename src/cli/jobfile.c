@@ -194,8 +194,9 @@ int jobfile_parse(FILE *f, struct job_list *list, unsigned *bad_line, char *why,
             break;
         }
     }
+    /* getline's own errno (EISDIR for a directory), read before free(). */
     if (!err && ferror(f))
-        err = -EIO;
+        err = errno > 0 ? -errno : -EIO;
     free(line);
     return err;
 }

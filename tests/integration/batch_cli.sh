@@ -101,6 +101,12 @@ printf 'name=x true\n' > "$tmp/bad4.jobs"
 "$CORUN" batch "$tmp/bad4.jobs" > /dev/null 2> "$tmp/e"; expect_eq "no separator exit" $? 2
 "$CORUN" batch /nonexistent.jobs > /dev/null 2> "$tmp/e"; expect_eq "unreadable file" $? 2
 grep -q "/nonexistent.jobs" "$tmp/e" && ok || fail "unreadable file not named"
+# A directory: its own reason, not an I/O error, on one line.
+"$CORUN" batch "$tmp" > /dev/null 2> "$tmp/e"; expect_eq "directory as job file" $? 2
+expect_eq "directory: one line" "$(wc -l < "$tmp/e")" 1
+grep -q "$tmp: Is a directory" "$tmp/e" && ok || fail "directory: $(cat "$tmp/e")"
+"$CORUN" batch - < "$tmp" > /dev/null 2> "$tmp/e"; expect_eq "directory on stdin" $? 2
+grep -q "<stdin>: Is a directory" "$tmp/e" && ok || fail "directory on stdin: $(cat "$tmp/e")"
 "$CORUN" batch -j 0 "$tmp/two.jobs" > /dev/null 2>&1; expect_eq "-j 0" $? 2
 "$CORUN" batch --compare nosuch "$tmp/two.jobs" > /dev/null 2>&1; expect_eq "--compare unknown" $? 2
 

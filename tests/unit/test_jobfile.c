@@ -110,6 +110,22 @@ static void test_empty_and_nul(void **state)
     job_list_release(&l);
 }
 
+/* A read error comes back as its own errno: a directory is named as one,
+ * not as an I/O error. */
+static void test_read_error(void **state)
+{
+    struct job_list l = {0};
+    unsigned bad = 0;
+    char why[256];
+    FILE *f = fopen("/", "r");
+
+    assert_non_null(f);
+    assert_int_equal(jobfile_parse(f, &l, &bad, why, sizeof(why)), -EISDIR);
+    assert_int_equal(l.n, 0);
+    fclose(f);
+    job_list_release(&l);
+}
+
 /* Every class name round-trips. */
 static void test_classes(void **state)
 {
@@ -132,6 +148,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_empty_and_nul),
         cmocka_unit_test(test_classes),
+        cmocka_unit_test(test_read_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
