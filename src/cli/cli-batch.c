@@ -717,15 +717,31 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
     return 0;
 }
 
-static int write_json(const char *path, const struct batch *b, const struct batch *cmp)
+/*
+ * Opens the --json file @path ("-": stdout) before anything runs, so that a
+ * path that cannot be written stops the batch at once (exit status 2) rather
+ * than after every job has run. 0 or CLI_EXIT_USAGE.
+ */
+static int open_json(const char *path, FILE **out)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    *out = strcmp(path, "-") ? fopen(path, "we") : stdout;
+    if (!*out) {
+        cli_error("batch", "--json %s: %s", path, strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void close_json(FILE *f)
+{
+    if (f && f != stdout)
+        fclose(f);
+}
+
+static void write_json(FILE *f, const struct batch *b, const struct batch *cmp)
+{
     struct json j;
 
-    if (!f) {
-        cli_error("batch", "%s: %s", path, strerror(errno));
-        return -1;
-    }
     json_init(&j, f);
     json_obj_begin(&j);
     batch_json(&j, b);
@@ -739,9 +755,6 @@ static int write_json(const char *path, const struct batch *b, const struct batc
     }
     json_obj_end(&j);
     json_end(&j);
-    if (f != stdout)
-        fclose(f);
-    return 0;
 }
 
 static int cmd_batch(int argc, char **argv)
@@ -753,7 +766,7 @@ static int cmd_batch(int argc, char **argv)
     bool have_cmp = false;
     char jdir[4096];
     sigset_t sigs, old;
-    FILE *out;
+    FILE *out, *json_f = NULL;
     int rc, sig;
 
     if ((rc = parse_args(argc, argv, &a)))
@@ -765,9 +778,11 @@ static int cmd_batch(int argc, char **argv)
         return CLI_EXIT_USAGE;
     if ((rc = load_jobs(a.file, &jobs)))
         goto out_jobs;
+    if (a.json && (rc = open_json(a.json, &json_f)))
+        goto out_jobs;
     if (batch_init(&b, &jobs, a.policy, pol)) {
         rc = CLI_EXIT_FAIL;
-        goto out_jobs;
+        goto out_json;
     }
     b.no_mem_follow = a.no_mem_follow;
     if ((rc = cli_topo_load("batch", NULL, NULL, &b.topo)))
@@ -815,8 +830,8 @@ static int cmd_batch(int argc, char **argv)
                 b.makespan_s > 0 ? cmp.makespan_s / b.makespan_s : NAN);
     }
     fflush(stdout);
-    if (a.json)
-        write_json(a.json, &b, have_cmp ? &cmp : NULL);
+    if (json_f)
+        write_json(json_f, &b, have_cmp ? &cmp : NULL);
     if (sig) {
         cli_error("batch", "stopped by %s; running jobs were stopped and placements undone",
                   strsignal(sig));
@@ -832,6 +847,8 @@ out_topo:
     corun_topo_free(b.topo);
 out_batch:
     batch_release(&b);
+out_json:
+    close_json(json_f);
 out_jobs:
     job_list_release(&jobs);
     run_measure_shutdown();

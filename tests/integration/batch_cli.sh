@@ -107,6 +107,12 @@ expect_eq "directory: one line" "$(wc -l < "$tmp/e")" 1
 grep -q "$tmp: Is a directory" "$tmp/e" && ok || fail "directory: $(cat "$tmp/e")"
 "$CORUN" batch - < "$tmp" > /dev/null 2> "$tmp/e"; expect_eq "directory on stdin" $? 2
 grep -q "<stdin>: Is a directory" "$tmp/e" && ok || fail "directory on stdin: $(cat "$tmp/e")"
+# A --json FILE that cannot be written stops the batch before any job runs.
+printf 'touch %s\n' "$tmp/ran" > "$tmp/ran.jobs"
+"$CORUN" batch --json "$tmp/no/such/dir/b.json" "$tmp/ran.jobs" > /dev/null 2> "$tmp/e"
+expect_eq "unwritable --json exit" $? 2
+[[ ! -e $tmp/ran ]] && ok || fail "a job ran before the unwritable --json was noticed"
+grep -q "no/such/dir/b.json" "$tmp/e" && ok || fail "unwritable --json not named: $(cat "$tmp/e")"
 "$CORUN" batch -j 0 "$tmp/two.jobs" > /dev/null 2>&1; expect_eq "-j 0" $? 2
 "$CORUN" batch --compare nosuch "$tmp/two.jobs" > /dev/null 2>&1; expect_eq "--compare unknown" $? 2
 
