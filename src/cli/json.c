@@ -96,10 +96,58 @@ void json_arr_end(struct json *j)
     close_container(j, ']');
 }
 
+/*
+ * The length of the well-formed UTF-8 sequence at @p (1 to 4), or 0 where
+ * the bytes there are not one: a stray continuation byte, a truncated
+ * sequence, an overlong form, a surrogate or a code point past U+10FFFF
+ * (RFC 3629).
+ */
+static unsigned utf8_len(const unsigned char *p)
+{
+    unsigned n, cp;
+
+    if (p[0] < 0x80)
+        return 1;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        n = 2, cp = p[0] & 0x1f;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef)
+        n = 3, cp = p[0] & 0x0f;
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+        n = 4, cp = p[0] & 0x07;
+    else
+        return 0;
+    for (unsigned i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/*
+ * Writes @s as a JSON string. JSON text is UTF-8 (RFC 8259), but what we
+ * quote comes from outside — a job file, a command line, a process name —
+ * and may hold any bytes: each byte that does not begin a well-formed
+ * sequence is written as U+FFFD, so the document always parses.
+ */
 static void write_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned n = utf8_len(p);
+
+        if (n == 0) {
+            fputs("\\ufffd", f);
+            continue;
+        }
+        if (n > 1) {
+            fwrite(p, 1, n, f);
+            p += n - 1;
+            continue;
+        }
         switch (*p) {
         case '"':
             fputs("\\\"", f);

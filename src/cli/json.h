@@ -5,6 +5,8 @@
  * container opened with the _inline variants is written on one line (the
  * topology's per-CPU objects, for one), which keeps long outputs readable and
  * greppable. Non-finite numbers are written as null: JSON has no NaN.
+ * Strings are UTF-8: a byte of one that does not begin a well-formed UTF-8
+ * sequence is written as U+FFFD, so outside input cannot break the document.
  */
 #ifndef CORUN_CLI_JSON_H
 #define CORUN_CLI_JSON_H

@@ -36,6 +36,17 @@ grep -q '"mem_moves": 0' "$tmp/b.json" && ok || fail "summary mem_moves"
 grep -q "makespan" "$tmp/out" && ok || fail "no summary line"
 expect_eq "journal empty after the batch" "$(ls "$J" 2> /dev/null | wc -l)" 0
 
+# Bytes that are not UTF-8 in a job file (a Latin-1 file name) still give a
+# JSON document that parses; well-formed UTF-8 is kept as it is.
+printf 'name=caf\xe9 -- true \xff\xc3\xa9\xe2\x82\xac\xed\xa0\x80 \xc3\n' > "$tmp/latin1.jobs"
+"$CORUN" batch --json "$tmp/latin1.json" "$tmp/latin1.jobs" > /dev/null 2>&1
+expect_eq "latin-1 job file exit" $? 0
+if command -v python3 > /dev/null; then
+  got=$(python3 -c 'import json, sys; j = json.load(open(sys.argv[1], encoding="utf-8"))["jobs"][0]
+print(ascii(j["name"]), ascii(j["command"]))' "$tmp/latin1.json" 2>&1)
+  expect_eq "latin-1 job file: JSON parses" "$got" "'caf\ufffd' 'true \ufffd\xe9\u20ac\ufffd\ufffd\ufffd \ufffd'"
+fi
+
 # More than 101 failures: 101.
 for i in $(seq 1 103); do echo false; done > "$tmp/many.jobs"
 "$CORUN" batch -j 2 --policy linux "$tmp/many.jobs" > /dev/null 2>&1; expect_eq "failures capped" $? 101
