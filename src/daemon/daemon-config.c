@@ -22,6 +22,7 @@
 
 #include "common/internal.h"
 #include "corun/daemon.h"
+#include "corun/policy.h"
 #include "daemon/daemon-internal.h"
 
 #define LINE_MAX_BYTES 1024
@@ -168,8 +169,8 @@ static bool parse_bool(const char *s, bool *out)
     return false;
 }
 
-/* Names of policies and backends: short words, checked against the registries
- * when the daemon starts (the registry may not hold a name this build lacks). */
+/* Names of backends: short words, checked against the registries when the
+ * daemon starts (the registry may not hold a name this build lacks). */
 static bool plain_name(const char *s)
 {
     if (!*s || strlen(s) > 32)
@@ -194,6 +195,11 @@ static int set_daemon_key(struct corun_daemon_config *c, const char *key, const 
     if (!strcmp(key, "policy") || !strcmp(key, "actuator") || !strcmp(key, "sensor")) {
         if (!plain_name(v))
             return why_fmt(why, len, "%s: '%s' is not a name", key, v);
+        /* A policy this build lacks is the file's mistake, found here so that
+         * --check-config and SIGHUP name its line rather than the daemon
+         * refusing to start on a file that checked out. */
+        if (!strcmp(key, "policy") && !corun_policy_find(v))
+            return why_fmt(why, len, "unknown policy '%s'", v);
         if (!strcmp(key, "actuator") && strcmp(v, "affinity") && strcmp(v, "cpuset"))
             return why_fmt(why, len, "actuator: '%s' is neither 'affinity' nor 'cpuset'", v);
         if (!strcmp(key, "sensor") && strcmp(v, "auto") && strcmp(v, "perf") && strcmp(v, "proc"))

@@ -33,6 +33,11 @@ check "$fx/long-line.conf" 2 "line longer than"
 printf '[daemon]\n# fine\ninterval = 1\nmax_migrations = lots\n' > "$tmp/mine.conf"
 check "$tmp/mine.conf" 4 "max_migrations: 'lots'"
 
+# A policy this build lacks is a mistake of the file, on its line: a file
+# --check-config passes must not stop the daemon from starting.
+printf '[daemon]\ninterval = 1\npolicy = no-such-policy\n' > "$tmp/policy.conf"
+check "$tmp/policy.conf" 3 "unknown policy 'no-such-policy'"
+
 # Unreadable: exit 2, one line naming it.
 "$CORUN" daemon --check-config "$tmp/none.conf" > /dev/null 2> "$tmp/e"; expect_eq "missing exit" $? 2
 grep -qF "$tmp/none.conf: No such file" "$tmp/e" && ok || fail "missing: $(cat "$tmp/e")"

@@ -45,10 +45,10 @@ wait_for "the reload error" grep -q "$conf:3: interval: 'fast' is not a number" 
 grep -q "SIGHUP: keeping the running configuration" "$tmp/daemon.err" && ok ||
   fail "no 'keeping' line: $(cat "$tmp/daemon.err")"
 expect_eq "policy after a bad file" "$(policy)" pack
-# An unknown policy is refused the same way.
+# An unknown policy is refused the same way, its line named.
 printf '[daemon]\npolicy = no-such-policy\n' > "$conf"
 kill -HUP "$dpid"
-wait_for "the unknown-policy refusal" grep -q "SIGHUP: unknown policy 'no-such-policy'; keeping" "$tmp/daemon.err"
+wait_for "the unknown-policy refusal" grep -q "$conf:2: unknown policy 'no-such-policy'" "$tmp/daemon.err"
 expect_eq "policy after an unknown one" "$(policy)" pack
 kill -0 "$dpid" 2>/dev/null && ok || fail "the daemon died on SIGHUP"
 

@@ -124,6 +124,12 @@ static void test_setter(void **state)
                      -EINVAL);
     assert_int_equal(corun_daemon_config_set(&c, "daemon", "policy", "Bad Name", why, sizeof(why)),
                      -EINVAL);
+    /* A well-formed name this build has no policy for is refused here too,
+     * so that --check-config catches it. */
+    assert_int_equal(
+        corun_daemon_config_set(&c, "daemon", "policy", "no-such-policy", why, sizeof(why)),
+        -EINVAL);
+    assert_non_null(strstr(why, "unknown policy 'no-such-policy'"));
     assert_int_equal(
         corun_daemon_config_set(&c, "select", "include_pinned", "maybe", why, sizeof(why)),
         -EINVAL);
