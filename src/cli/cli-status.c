@@ -34,8 +34,8 @@ static void emit(struct json *j, const struct jv *v, bool in_array)
     case JV_NUM:
         if (v->num == (double)(long long)v->num && fabs(v->num) < 1e15)
             json_int(j, (long long)v->num);
-        else
-            json_double(j, v->num);
+        else /* every digit the daemon sent: a migration's time needs them */
+            json_double_full(j, v->num);
         break;
     case JV_STR:
         json_str(j, v->str);

@@ -214,6 +214,15 @@ void json_double(struct json *j, double v)
         fprintf(j->f, "%.6g", v);
 }
 
+void json_double_full(struct json *j, double v)
+{
+    before_value(j);
+    if (!isfinite(v))
+        fputs("null", j->f);
+    else
+        fprintf(j->f, "%.15g", v);
+}
+
 void json_bool(struct json *j, bool v)
 {
     before_value(j);

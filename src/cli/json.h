@@ -37,6 +37,9 @@ void json_str(struct json *j, const char *s);
 void json_int(struct json *j, long long v);
 void json_uint(struct json *j, unsigned long long v);
 void json_double(struct json *j, double v);
+/* As json_double, with the 15 significant digits a double keeps: for numbers
+ * passed through rather than computed here (a Unix time in seconds needs 13). */
+void json_double_full(struct json *j, double v);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
 /* Ends the document with a newline. */

@@ -34,6 +34,11 @@ for p in "$a" "$b"; do
   awk -v p="$pred" 'BEGIN { n = split(p, v, " "); exit !(n == 2 && v[1] > 0 && v[1] <= 2 && v[2] > 0 && v[2] <= 2) }' &&
     ok || fail "$p: no prediction in status: '$pred'"
 done
+# Each migration's time, as --json gives it, is now to the second (not
+# rounded to six digits, which is an hour and more off for a Unix time).
+t=$(status_json | sed -nE 's/.*\{"t": ([-0-9.e+]+), "pid".*/\1/p' | head -n 1)
+awk -v t="$t" -v now="$(date +%s)" 'BEGIN { d = now - t; exit !(t ~ /^[0-9]+(\.[0-9]+)?$/ && d > -5 && d < 120) }' &&
+  ok || fail "migration time '$t' is not near $(date +%s)"
 stop_daemon TERM
 expect_eq "daemon exit on SIGTERM" "$drc" 0
 restored && ok || fail "after SIGTERM: $a has $(allowed "$a") (was $orig_a), $b has $(allowed "$b") (was $orig_b)"
