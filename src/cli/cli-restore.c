@@ -8,12 +8,18 @@
  * A thread its owner pinned since corun placed it keeps its owner's mask; an
  * entry of a corun that still runs is kept for it ("kept").
  *
+ * Without --journal-dir it replays the caller's journal ($XDG_RUNTIME_DIR/corun,
+ * else /run/corun) and also /run/corun when the caller may change it: the
+ * daemon journals there whatever the environment of the shell an operator
+ * runs `corun restore` from (a root login has XDG_RUNTIME_DIR=/run/user/0).
+ *
  * Exit status: 0 when every entry was restored, gone or kept, 1 when one
  * could not be restored (its entry is kept for another try).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/json.h"
@@ -80,6 +86,20 @@ static void on_entry(void *user, const struct corun_restore_result *r)
                r->file);
 }
 
+/* The journals to replay into @dirs (each of @len bytes): --journal-dir
+ * alone when given; else the caller's, and the system's when it is another
+ * folder the caller may change (a missing one is nothing to replay). Returns
+ * how many. */
+static unsigned journal_dirs(const char *given, char dirs[2][4096], size_t len)
+{
+    cli_journal_dir(given, dirs[0], len);
+    if (given || !strcmp(dirs[0], CLI_SYSTEM_JOURNAL_DIR) ||
+        access(CLI_SYSTEM_JOURNAL_DIR, W_OK) != 0)
+        return 1;
+    snprintf(dirs[1], len, "%s", CLI_SYSTEM_JOURNAL_DIR);
+    return 2;
+}
+
 static int cmd_restore(int argc, char **argv)
 {
     /* --journal-dir is the documented name (as in `corun daemon`); --journal,
@@ -90,12 +110,12 @@ static int cmd_restore(int argc, char **argv)
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct restore_out o = {0};
-    struct corun_act_opts opts = {0};
-    const char *given = NULL;
-    char dir[4096];
+    const char *given = NULL, *failed_dir = NULL;
+    char dirs[2][4096];
+    unsigned ndirs;
     struct json j;
     bool json = false;
-    int c, err;
+    int c, err = 0;
 
     optind = 1;
     while ((c = getopt_long(argc, argv, "j:Jh", longopts, NULL)) != -1) {
@@ -115,18 +135,32 @@ static int cmd_restore(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("restore", "unexpected argument '%s'", argv[optind]);
-    opts.journal_dir = cli_journal_dir(given, dir, sizeof(dir));
+    ndirs = journal_dirs(given, dirs, sizeof(dirs[0]));
     if (json) {
         o.j = &j;
         json_init(&j, stdout);
         json_obj_begin(&j);
-        json_kstr(&j, "journal", dir);
+        json_kstr(&j, "journal", dirs[0]);
+        json_key(&j, "journals");
+        json_arr_begin_inline(&j);
+        for (unsigned i = 0; i < ndirs; i++)
+            json_str(&j, dirs[i]);
+        json_arr_end(&j);
         json_key(&j, "entries");
         json_arr_begin(&j);
-    } else {
-        printf("journal %s\n", dir);
     }
-    err = corun_act_restore_journal(&opts, on_entry, &o);
+    for (unsigned i = 0; i < ndirs; i++) {
+        struct corun_act_opts opts = {.journal_dir = dirs[i]};
+        int e;
+
+        if (!json)
+            printf("journal %s\n", dirs[i]);
+        e = corun_act_restore_journal(&opts, on_entry, &o);
+        if (e && !err) {
+            err = e;
+            failed_dir = dirs[i];
+        }
+    }
     if (json) {
         json_arr_end(&j);
         json_kuint(&j, "restored", o.restored);
@@ -139,7 +173,7 @@ static int cmd_restore(int argc, char **argv)
         printf("%u restored, %u gone, %u kept, %u failed\n", o.restored, o.gone, o.kept, o.failed);
     }
     if (err && !o.failed) {
-        cli_error("restore", "%s: %s", dir, corun_strerror(err));
+        cli_error("restore", "%s: %s", failed_dir, corun_strerror(err));
         return CLI_EXIT_FAIL;
     }
     return o.failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;

@@ -22,7 +22,7 @@ const char *cli_journal_dir(const char *given, char *buf, size_t len)
     else if (xdg && *xdg)
         snprintf(buf, len, "%s/corun", xdg);
     else
-        snprintf(buf, len, "/run/corun");
+        snprintf(buf, len, "%s", CLI_SYSTEM_JOURNAL_DIR);
     return buf;
 }
 

@@ -12,6 +12,10 @@
 #include "corun/policy.h"
 #include "corun/topo.h"
 
+/* The system's journal: the daemon's (journal_dir's default) and that of a
+ * run or batch started without $XDG_RUNTIME_DIR. */
+#define CLI_SYSTEM_JOURNAL_DIR "/run/corun"
+
 /* --journal DIR if given, else $XDG_RUNTIME_DIR/corun, else /run/corun. */
 const char *cli_journal_dir(const char *given, char *buf, size_t len);
 

@@ -109,4 +109,23 @@ if (( $(nproc) >= 2 )) && command -v taskset > /dev/null; then
 else
   echo "SKIP: owner pin and shared-journal checks need taskset and two CPUs"
 fi
+
+# 6. The daemon's default journal, /run/corun, is found by a plain `corun
+#    restore` typed in a root login, whose XDG_RUNTIME_DIR (/run/user/0)
+#    names another folder. Root only: /run/corun is the system's (entries of
+#    a live corun there are kept, a dead one's are due back anyway).
+if ((EUID == 0)); then
+  : > "$tmp/empty.conf" # not /etc/corun/corund.conf, whatever it says
+  "$CORUN" daemon --foreground --config "$tmp/empty.conf" --socket "$sock" --interval 0.2 \
+    --comm "${tag}r" 2>> "$tmp/daemon.err" &
+  dpid=$!
+  wait_for "the daemon's socket" status_ok
+  wait_for "a placement" any_placed
+  stop_daemon KILL
+  restored && fail "kill -9 restored: the test proves nothing" || ok
+  XDG_RUNTIME_DIR=$tmp/xdg "$CORUN" restore > "$tmp/restore.out"; expect_eq "plain restore exit" $? 0
+  restored && ok || fail "a plain corun restore missed /run/corun: $(cat "$tmp/restore.out")"
+else
+  echo "SKIP: the /run/corun check needs root"
+fi
 finish
