@@ -101,7 +101,9 @@ static bool inside(const struct corun_topo *t, enum corun_level inner, unsigned 
     return dom->ncpus && corun_topo_cpu(t, dom->cpus[0])->dom[outer] == outer_d;
 }
 
-static void print_l2s(const struct corun_topo *t, enum corun_level outer, int outer_d,
+/* The L2s within domain @outer_d of @outer; with @no_l3, only those under no
+ * L3 (Meteor Lake's low-power cores sit outside the compute tile's L3). */
+static void print_l2s(const struct corun_topo *t, enum corun_level outer, int outer_d, bool no_l3,
                       const char *indent)
 {
     char size[32];
@@ -109,7 +111,8 @@ static void print_l2s(const struct corun_topo *t, enum corun_level outer, int ou
     for (unsigned d = 0; d < corun_topo_ndomains(t, CORUN_LEVEL_L2); d++) {
         const struct corun_topo_domain *l2 = corun_topo_domain(t, CORUN_LEVEL_L2, d);
 
-        if (!l2->ncpus || !inside(t, CORUN_LEVEL_L2, d, outer, outer_d))
+        if (!l2->ncpus || !inside(t, CORUN_LEVEL_L2, d, outer, outer_d) ||
+            (no_l3 && !inside(t, CORUN_LEVEL_L2, d, CORUN_LEVEL_L3, -1)))
             continue;
         format_bytes(size, sizeof(size), l2->size_bytes);
         printf("%sL2 #%-3u %-9s  ", indent, d, size);
@@ -126,7 +129,7 @@ static void print_caches(const struct corun_topo *t, enum corun_level outer, int
 
     if (nl3 == 0) {
         if (nl2)
-            print_l2s(t, outer, outer_d, "  ");
+            print_l2s(t, outer, outer_d, false, "  ");
         return;
     }
     for (unsigned d = 0; d < nl3; d++) {
@@ -142,8 +145,10 @@ static void print_caches(const struct corun_topo *t, enum corun_level outer, int
             continue;
         }
         printf("\n");
-        print_l2s(t, CORUN_LEVEL_L3, (int)d, "    ");
+        print_l2s(t, CORUN_LEVEL_L3, (int)d, false, "    ");
     }
+    if (nl2)
+        print_l2s(t, outer, outer_d, true, "  ");
 }
 
 /* Whether all CPUs of NUMA node @d are in one package. */

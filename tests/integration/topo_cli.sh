@@ -22,6 +22,21 @@ for xml in "$CORUN_FIXTURES"/topologies/*.xml; do
   grep -q "^package #0\|^machine$" "$tmp/human" && ok || fail "$name: human output has no package"
 done
 
+# The human listing shows every CPU once, under its caches: on the fixtures
+# and on the bench's machines, whose shapes include L2s outside every L3
+# (Meteor Lake's low-power cores, bench/heldout8).
+listed() {
+  sed -nE -e 's/^ *L[23] #[0-9]+ +([0-9.]+ [KMG]iB|\?) *//p' -e 's/^ *cores +//p' "$1" |
+    tr ',|' '\n\n' | tr -d ' ' | sed 's/(x)//' | grep -v '^$'
+}
+for xml in "$CORUN_FIXTURES"/topologies/*.xml "$CORUN_SOURCE_DIR"/bench/heldout*/*.xml; do
+  name=$(basename "$xml")
+  "$CORUN" topo --input "$xml" > "$tmp/human" 2>&1 || { fail "$name: exit $?"; continue; }
+  pus=$(hwloc-calc --input "$xml" -N pu all 2>/dev/null)
+  expect_eq "$name cpus listed" "$(listed "$tmp/human" | wc -l)" "$pus"
+  expect_eq "$name cpus listed once" "$(listed "$tmp/human" | sort -u | wc -l)" "$pus"
+done
+
 # This machine.
 "$CORUN" topo --json > "$tmp/live.json" && ok || fail "live topo exit $?"
 expect_eq "live pus" "$(json_num "$tmp/live.json" pus)" "$(hwloc-calc -N pu all)"
