@@ -717,27 +717,6 @@ static int parse_args(int argc, char **argv, struct batch_args *a)
     return 0;
 }
 
-/*
- * Opens the --json file @path ("-": stdout) before anything runs, so that a
- * path that cannot be written stops the batch at once (exit status 2) rather
- * than after every job has run. 0 or CLI_EXIT_USAGE.
- */
-static int open_json(const char *path, FILE **out)
-{
-    *out = strcmp(path, "-") ? fopen(path, "we") : stdout;
-    if (!*out) {
-        cli_error("batch", "--json %s: %s", path, strerror(errno));
-        return CLI_EXIT_USAGE;
-    }
-    return 0;
-}
-
-static void close_json(FILE *f)
-{
-    if (f && f != stdout)
-        fclose(f);
-}
-
 static void write_json(FILE *f, const struct batch *b, const struct batch *cmp)
 {
     struct json j;
@@ -778,7 +757,7 @@ static int cmd_batch(int argc, char **argv)
         return CLI_EXIT_USAGE;
     if ((rc = load_jobs(a.file, &jobs)))
         goto out_jobs;
-    if (a.json && (rc = open_json(a.json, &json_f)))
+    if (a.json && (rc = cli_json_file_open("batch", a.json, &json_f)))
         goto out_jobs;
     if (batch_init(&b, &jobs, a.policy, pol)) {
         rc = CLI_EXIT_FAIL;
@@ -848,7 +827,7 @@ out_topo:
 out_batch:
     batch_release(&b);
 out_json:
-    close_json(json_f);
+    cli_json_file_close(json_f);
 out_jobs:
     job_list_release(&jobs);
     run_measure_shutdown();

@@ -257,16 +257,12 @@ void cli_json_metrics(struct json *j, const struct run_measure *m)
     json_obj_end(j);
 }
 
-static int write_json(const struct run_args *a, const struct run_measure *m, const char *policy,
-                      const char *placed, int status)
+/* The --json document, on @f (opened before the command started). */
+static void write_json(FILE *f, const struct run_args *a, const struct run_measure *m,
+                       const char *policy, const char *placed, int status)
 {
-    FILE *f = strcmp(a->json, "-") ? fopen(a->json, "w") : stdout;
     struct json j;
 
-    if (!f) {
-        cli_error("run", "%s: %s", a->json, strerror(errno));
-        return -1;
-    }
     json_init(&j, f);
     json_obj_begin(&j);
     json_key(&j, "command");
@@ -290,9 +286,6 @@ static int write_json(const struct run_args *a, const struct run_measure *m, con
     json_obj_end(&j);
     json_obj_end(&j);
     json_end(&j);
-    if (f != stdout)
-        fclose(f);
-    return 0;
 }
 
 /* What the wait loop keeps placing. */
@@ -429,6 +422,7 @@ static int cmd_run(int argc, char **argv)
     char jdir[4096], placed[256] = "any (not pinned)", why[512];
     struct corun_topo *topo = NULL;
     void *act = NULL;
+    FILE *json_f = NULL;
     int c, rc, status, err, dense = -1;
 
     optind = 1;
@@ -476,6 +470,8 @@ static int cmd_run(int argc, char **argv)
         if (rc)
             goto out_set;
     }
+    if (a.json && (rc = cli_json_file_open("run", a.json, &json_f)))
+        goto out_act;
 
     /* Signals are taken synchronously (sigtimedwait) from here on; the
      * child unblocks them before exec. */
@@ -519,8 +515,8 @@ static int cmd_run(int argc, char **argv)
     }
     run_measure_finish(&m, &ru);
     print_report(stderr, &a, &m, a.cpus ? "none (--cpus)" : pol->name, placed, status);
-    if (a.json)
-        write_json(&a, &m, a.cpus ? NULL : pol->name, placed, status);
+    if (json_f)
+        write_json(json_f, &a, &m, a.cpus ? NULL : pol->name, placed, status);
     rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
 out_restore:
@@ -529,6 +525,8 @@ out_restore:
                   corun_strerror(err));
 out_mask:
     sigprocmask(SIG_SETMASK, &old, NULL);
+    cli_json_file_close(json_f);
+out_act:
     if (ops)
         ops->close(act);
 out_set:

@@ -649,7 +649,7 @@ static int cmd_stat(int argc, char **argv)
     }
     r->out = r->as_json ? stdout : stderr;
     if (outfile) {
-        r->out = fopen(outfile, "w");
+        r->out = fopen(outfile, "we");
         if (!r->out) {
             cli_error("stat", "%s: %s", outfile, strerror(errno));
             rc = CLI_EXIT_USAGE;

@@ -88,6 +88,22 @@ int cli_dense_to_set(const struct corun_topo *topo, int dense, struct corun_cpus
     return corun_cpuset_set(set, c->os_index);
 }
 
+int cli_json_file_open(const char *cmd, const char *path, FILE **out)
+{
+    *out = strcmp(path, "-") ? fopen(path, "we") : stdout;
+    if (!*out) {
+        cli_error(cmd, "--json %s: %s", path, strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+void cli_json_file_close(FILE *f)
+{
+    if (f && f != stdout)
+        fclose(f);
+}
+
 /* ---- fault injection for tests ------------------------------------------- */
 /* CORUN_TEST_FAULT=sched_setaffinity=ERRNO[@N]: calls fail with ERRNO (EPERM,
  * ESRCH, EINVAL), every call, or only the Nth. Tests only; documented in

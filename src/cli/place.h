@@ -1,12 +1,14 @@
 /*
  * place.h — what `corun run`, `corun batch` and `corun restore` share:
  * where the journal lives, opening an actuator with its fallback, the
- * default policy, and turning a policy's dense CPU into a kernel CPU set.
+ * default policy, turning a policy's dense CPU into a kernel CPU set, and
+ * opening the --json FILE before anything runs.
  */
 #ifndef CORUN_CLI_PLACE_H
 #define CORUN_CLI_PLACE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "corun/act.h"
 #include "corun/policy.h"
@@ -33,6 +35,18 @@ const struct corun_policy *cli_policy_get(const char *cmd, const char *name);
 
 /* The kernel CPU set of dense CPU @dense of @topo. 0 or -errno. */
 int cli_dense_to_set(const struct corun_topo *topo, int dense, struct corun_cpuset *set);
+
+/*
+ * Opens the --json FILE @path ("-": stdout) of command @cmd into *@out, to
+ * be called before anything is started: a path that cannot be written
+ * stops the command at once rather than after the work is done, as GNU
+ * parallel checks its --joblog. The file is close-on-exec, so the commands
+ * started do not inherit it. 0, or (with one line naming @path and the
+ * reason) CLI_EXIT_USAGE.
+ */
+int cli_json_file_open(const char *cmd, const char *path, FILE **out);
+/* Closes what cli_json_file_open() opened (not stdout); NULL is fine. */
+void cli_json_file_close(FILE *f);
 
 /* Installs fault injection into corun__sys from $CORUN_TEST_FAULT (tests). */
 void cli_test_faults(void);

@@ -103,6 +103,13 @@ fi
 "$CORUN" run --json "$tmp/run.json" --cpus 0 -- sh -c 'exit 3' 2> /dev/null
 grep -q '"exit_status": 3' "$tmp/run.json" && ok || fail "json exit_status: $(cat "$tmp/run.json")"
 grep -q '"wall_s": [0-9]' "$tmp/run.json" && ok || fail "json wall_s"
+# A --json FILE that cannot be written stops corun before the command runs.
+"$CORUN" run --json "$tmp/no/such/dir/r.json" --journal "$J" -- touch "$tmp/ran" > /dev/null 2> "$tmp/e"
+expect_eq "unwritable --json exit" $? 2
+[[ ! -e $tmp/ran ]] && ok || fail "the command ran before the unwritable --json was noticed"
+expect_eq "unwritable --json: one line" "$(wc -l < "$tmp/e")" 1
+grep -q "no/such/dir/r.json: No such file or directory" "$tmp/e" && ok || fail "unwritable --json not named: $(cat "$tmp/e")"
+expect_eq "unwritable --json: journal empty" "$(ls "$J" | wc -l)" 0
 
 # --thp: works, or says why not.
 "$CORUN" run --thp -- true 2> "$tmp/e"; rc=$?

@@ -42,6 +42,11 @@ grep -q "exit status 0" "$tmp/human" && ok || fail "no exit status in the human 
 expect_eq "signalled exit" $? 143
 expect_eq "signalled json" "$(json_num "$tmp/sig.json" exit_status)" 143
 
+# -o FILE, opened before the command starts, is not inherited by it.
+"$CORUN" stat -o "$tmp/o.txt" -- sh -c 'ls -l /proc/$$/fd/' > "$tmp/fds"
+expect_eq "-o FILE: exit" $? 0
+grep -q "/o\.txt" "$tmp/fds" && fail "-o FILE inherited by the command: $(cat "$tmp/fds")" || ok
+
 # A command that does not exist: 127, with one line naming it.
 "$CORUN" stat -- /nonexistent/cmd > /dev/null 2> "$tmp/e"
 expect_eq "missing command exit" $? 127
