@@ -18,11 +18,12 @@
  * the job's leader, the tick then moves the rest of its process group.
  *
  * Each job is `/bin/sh -c LINE` in its own process group, with stdin from
- * /dev/null; corun is a child subreaper, so whatever a job leaves behind is
- * reparented to corun, not to init: when a job's shell exits the rest of its
- * group gets SIGTERM, and nothing outlives the batch. SIGINT/SIGTERM are
- * passed on to every running job; corun waits for them, restores, and exits
- * 130/143.
+ * /dev/null and SIGPIPE by default (corun itself ignores it, so that a
+ * reader that goes away costs only the table); corun is a child subreaper,
+ * so whatever a job leaves behind is reparented to corun, not to init: when
+ * a job's shell exits the rest of its group gets SIGTERM, and nothing
+ * outlives the batch. SIGINT/SIGTERM are passed on to every running job;
+ * corun waits for them, restores, and exits 130/143.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -776,6 +777,10 @@ static int cmd_batch(int argc, char **argv)
         goto out_topo;
     /* Orphans of our jobs come to us, not to init: we reap them. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* A reader that goes away (`| head`) must not stop the restore, the
+     * --json FILE or the exit status: output to it is dropped (EPIPE).
+     * Jobs get SIGPIPE back by default (spawn.c), as from a shell. */
+    signal(SIGPIPE, SIG_IGN);
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGCHLD);
     sigaddset(&sigs, SIGINT);

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -136,6 +137,9 @@ static int cmd_restore(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error("restore", "unexpected argument '%s'", argv[optind]);
     ndirs = journal_dirs(given, dirs, sizeof(dirs[0]));
+    /* Entries are printed as they are restored: a reader that goes away
+     * (`| head`) must not stop the rest being restored. */
+    signal(SIGPIPE, SIG_IGN);
     if (json) {
         o.j = &j;
         json_init(&j, stdout);

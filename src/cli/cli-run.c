@@ -474,7 +474,10 @@ static int cmd_run(int argc, char **argv)
         goto out_act;
 
     /* Signals are taken synchronously (sigtimedwait) from here on; the
-     * child unblocks them before exec. */
+     * child unblocks them before exec. A reader of --json - that goes away
+     * (EPIPE) must not stop the restore or change the exit status; the
+     * command gets SIGPIPE back by default (spawn.c). */
+    signal(SIGPIPE, SIG_IGN);
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGCHLD);
     sigaddset(&sigs, SIGINT);

@@ -10,6 +10,8 @@
  * for the last read, then reaps it and returns its exit status (128+signal
  * when killed, as shells do). SIGINT and SIGQUIT are ignored meanwhile: the
  * terminal sends them to the command, and corun reports what it counted.
+ * So is SIGPIPE, so that a reader of the report that goes away (`| head`)
+ * does not change the exit status; the command gets it by default.
  *
  * With -p, processes already running are counted until SIGINT or SIGTERM
  * (or until they all exit); the exit status is 0.
@@ -346,6 +348,10 @@ static void wait_loop(struct stat_run *r)
             prev = cur;
             next += r->interval_ms * 1000000ull;
             next_refresh = now + refresh_ns;
+            /* Its reader gone (EPIPE) or its disk full: no more intervals;
+             * the command is still waited for. */
+            if (ferror(r->out))
+                r->interval_ms = 0;
         } else if (refresh_ns && now >= next_refresh) {
             read_all(r, &cur);
             next_refresh = now + refresh_ns;
@@ -379,6 +385,7 @@ static pid_t launch(char **argv, int go[2], int errp[2])
         close(errp[0]);
         signal(SIGINT, SIG_DFL);
         signal(SIGQUIT, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
         if (read(go[0], &c, 1) != 1)
             _exit(127); /* corun gave up before attaching */
         execvp(argv[0], argv);
@@ -409,13 +416,16 @@ static int run_command(struct stat_run *r)
 {
     int go[2], errp[2], wstatus = 0, err, exec_err = 0;
     struct corun_sample sum;
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit, old_pipe;
     siginfo_t si;
     uint64_t t1;
     pid_t pid;
 
     sigaction(SIGINT, &ign, &old_int);
     sigaction(SIGQUIT, &ign, &old_quit);
+    /* The exit status is the command's: a reader of the report that went
+     * away (EPIPE) loses the report, not the status. */
+    sigaction(SIGPIPE, &ign, &old_pipe);
     pid = launch(r->argv, go, errp);
     if (pid < 0) {
         cli_error("stat", "cannot start %s: %s", r->argv[0], strerror(errno));
@@ -462,6 +472,8 @@ static int run_command(struct stat_run *r)
         print_json_report(r, &sum, t1 - r->t0, status_of(wstatus));
     else
         print_human_report(r, &sum, t1 - r->t0, status_of(wstatus));
+    fflush(r->out); /* while SIGPIPE is still ignored */
+    sigaction(SIGPIPE, &old_pipe, NULL);
     return status_of(wstatus);
 }
 

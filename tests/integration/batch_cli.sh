@@ -127,6 +127,26 @@ grep -q "no/such/dir/b.json" "$tmp/e" && ok || fail "unwritable --json not named
 "$CORUN" batch -j 0 "$tmp/two.jobs" > /dev/null 2>&1; expect_eq "-j 0" $? 2
 "$CORUN" batch --compare nosuch "$tmp/two.jobs" > /dev/null 2>&1; expect_eq "--compare unknown" $? 2
 
+# A reader that goes away (| head) stops neither the restore nor the --json
+# FILE nor the exit status (corun ignores SIGPIPE); the jobs still get
+# SIGPIPE by default, as from a shell: one that prints after the reader is
+# gone is killed by it, and `yes | head` ends by it.
+{
+  printf 'name=quiet -- while [ ! -e %s ]; do read -t 0.01 x < /dev/zero 2>/dev/null || true; done\n' "$tmp/closed"
+  printf 'name=talk -- while [ ! -e %s ]; do read -t 0.01 x < /dev/zero 2>/dev/null || true; done; echo after\n' "$tmp/closed"
+  printf 'name=yes -- (yes; echo $? > %s) | head -n 1 > /dev/null\n' "$tmp/yes.st"
+} > "$tmp/pipe.jobs"
+"$CORUN" batch --journal "$J" --json "$tmp/pipe.json" "$tmp/pipe.jobs" 2> "$tmp/e" | { exec 0<&-; : > "$tmp/closed"; }
+expect_eq "reader gone: exit status (one job failed)" "${PIPESTATUS[0]}" 1
+grep -q '"name": "talk".*"exit_status": 141, "signal": 13' "$tmp/pipe.json" && ok || fail "reader gone: a job printing was not killed by SIGPIPE: $(cat "$tmp/pipe.json")"
+grep -q '"name": "quiet".*"exit_status": 0,' "$tmp/pipe.json" && ok || fail "reader gone: quiet job"
+expect_eq "reader gone: yes ended by SIGPIPE" "$(cat "$tmp/yes.st" 2> /dev/null)" 141
+expect_eq "reader gone: journal empty" "$(ls "$J" 2> /dev/null | wc -l)" 0
+[[ ! -s $tmp/e ]] && ok || fail "reader gone: corun complained: $(cat "$tmp/e")"
+if command -v python3 > /dev/null; then
+  python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/pipe.json" && ok || fail "reader gone: --json FILE does not parse"
+fi
+
 # SIGINT / SIGTERM: forwarded, waited for, restored, 130 / 143, no job left.
 for sig in INT TERM; do
   rm -f "$tmp"/s*

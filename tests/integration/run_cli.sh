@@ -110,6 +110,15 @@ expect_eq "unwritable --json exit" $? 2
 expect_eq "unwritable --json: one line" "$(wc -l < "$tmp/e")" 1
 grep -q "no/such/dir/r.json: No such file or directory" "$tmp/e" && ok || fail "unwritable --json not named: $(cat "$tmp/e")"
 expect_eq "unwritable --json: journal empty" "$(ls "$J" | wc -l)" 0
+# A reader of --json - that goes away (| head) stops neither the restore
+# nor the exit status (corun ignores SIGPIPE); the command still gets SIGPIPE
+# by default.
+"$CORUN" run --journal "$J" --cpus 0 --json - -- sh -c 'while [ ! -e "$1" ]; do read -t 0.01 x < /dev/zero 2> /dev/null || true; done
+  (yes; echo $? > "$2") | head -n 1 > /dev/null; exit 5' sh "$tmp/closed" "$tmp/yes.st" 2> /dev/null \
+  | { exec 0<&-; : > "$tmp/closed"; }
+expect_eq "reader gone: the command's exit status" "${PIPESTATUS[0]}" 5
+expect_eq "reader gone: journal empty" "$(ls "$J" | wc -l)" 0
+expect_eq "reader gone: the command's yes ended by SIGPIPE" "$(cat "$tmp/yes.st" 2> /dev/null)" 141
 
 # --thp: works, or says why not.
 "$CORUN" run --thp -- true 2> "$tmp/e"; rc=$?
@@ -145,4 +154,7 @@ touch "$tmp/go"
 # Nothing left: a second restore is a no-op.
 "$CORUN" restore --journal "$J" --json > "$tmp/r.json"; expect_eq "empty restore exit" $? 0
 grep -q '"restored": 0' "$tmp/r.json" && ok || fail "empty restore json"
+# A reader that has gone away does not change restore's exit status.
+{ wait_file "$tmp/closed2" && "$CORUN" restore --journal "$J"; } | { exec 0<&-; echo closed > "$tmp/closed2"; }
+expect_eq "restore with its reader gone: exit" "${PIPESTATUS[0]}" 0
 finish

@@ -58,6 +58,14 @@ grep -q "/nonexistent/cmd" "$tmp/e" && ok || fail "missing command not named"
 n=$(grep -cE '^ +[0-9]+\.[0-9]+ +[0-9,]+  task_clock_ns$' "$tmp/int")
 [[ $n -ge 1 ]] && ok || fail "no interval lines: $(head -5 "$tmp/int")"
 
+# A reader of the report that goes away (| head) does not change the exit
+# status (corun ignores SIGPIPE); the command still gets SIGPIPE by default.
+"$CORUN" stat -- sh -c 'while [ ! -e "$1" ]; do read -t 0.01 x < /dev/zero 2> /dev/null || true; done
+  (yes; echo $? > "$2") | head -n 1 > /dev/null; exit 4' sh "$tmp/closed" "$tmp/yes.st" 2>&1 > /dev/null \
+  | { exec 0<&-; : > "$tmp/closed"; }
+expect_eq "reader gone: the command's exit status" "${PIPESTATUS[0]}" 4
+expect_eq "reader gone: the command's yes ended by SIGPIPE" "$(cat "$tmp/yes.st" 2> /dev/null)" 141
+
 # -p: count a running process until SIGINT, then print and exit 0.
 sleep 30 & sleeper=$!
 "$CORUN" stat --json -I 50 -o "$tmp/p.json" -p "$sleeper" & cs=$!
