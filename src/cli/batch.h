@@ -19,6 +19,18 @@
 
 enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
+/*
+ * The processes that were corun's children, and their descendants, before
+ * any job started: those of the shell that exec'd it (`sh -c 'sleep 300 &
+ * exec corun batch JOBS'`). They are not the batch's: its drain neither
+ * kills nor waits for them. One reaped during the batch is forgotten, so
+ * that its PID, reused, is not spared.
+ */
+struct batch_inherited {
+    pid_t *pid;
+    unsigned n;
+};
+
 struct job_run {
     const struct job_spec *spec;
     enum job_state state;
@@ -61,6 +73,7 @@ struct batch {
     unsigned failed, placement_errors, replacements, unpinned;
     unsigned mem_moves; /* jobs' memory moved after them to another node (engine) */
     int stop_sig; /* SIGINT/SIGTERM received */
+    struct batch_inherited *inherited; /* shared by both runs of --compare */
 };
 
 /* The exit code a finished job counts with: its status, 128+signal, 127. */

@@ -22,10 +22,11 @@
  * reader that goes away costs only the table); corun is a child subreaper,
  * so whatever a job leaves behind is reparented to corun, not to init: when
  * a job's shell exits the rest of its group gets SIGTERM, and nothing
- * outlives the batch. SIGINT/SIGTERM are passed on to every running job;
- * corun waits for them, restores, and exits 130/143.
+ * outlives the batch. What corun had before the first job (the background
+ * jobs of a shell that exec'd it) is left alone. SIGINT/SIGTERM are passed
+ * on to every running job; corun waits for them, restores, and exits
+ * 130/143.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -49,6 +50,7 @@
 #define WINDOW          8          /* queued jobs considered at each start */
 #define STOP_GRACE_S    10.0       /* after forwarding a signal, then SIGKILL */
 #define UNPIN_WAIT      0.5        /* share of its CPU demand a pinned job may spend waiting */
+#define INHERITED_MAX   4096       /* processes corun had before the batch, at most */
 
 static unsigned count_state(const struct batch *b, enum job_state s)
 {
@@ -337,10 +339,57 @@ static struct job_run *running_by_pid(struct batch *b, pid_t pid)
     return NULL;
 }
 
+/* Whether @pid is one of the processes corun had before the batch. */
+static bool inherited_has(const struct batch_inherited *in, pid_t pid)
+{
+    for (unsigned i = 0; in && i < in->n; i++)
+        if (in->pid[i] == pid)
+            return true;
+    return false;
+}
+
+/* @pid, reaped, is forgotten: its number may be reused by a leftover. */
+static void inherited_forget(struct batch_inherited *in, pid_t pid)
+{
+    for (unsigned i = 0; in && i < in->n; i++)
+        if (in->pid[i] == pid) {
+            in->pid[i] = in->pid[--in->n];
+            return;
+        }
+}
+
+/*
+ * Records in @in the children corun has before any job starts, and their
+ * descendants (one of them may leave orphans, which come to us, the
+ * subreaper). The common case, no child, costs one small read where the
+ * kernel lists children. When /proc cannot be read or memory runs out,
+ * nothing is recorded: the drain then treats them as it always did.
+ */
+static void inherited_scan(struct batch_inherited *in)
+{
+    pid_t *pids = NULL;
+    int n = job_children(getpid(), &pids);
+
+    free(pids);
+    in->pid = NULL;
+    in->n = 0;
+    if (n <= 0)
+        return;
+    n = job_tree_pids(getpid(), &pids, INHERITED_MAX);
+    if (n > 1) {
+        /* pids[0] is corun itself. */
+        memmove(pids, pids + 1, (size_t)(n - 1) * sizeof(*pids));
+        in->pid = pids;
+        in->n = (unsigned)n - 1;
+    } else {
+        free(pids);
+    }
+}
+
 /* Reaps every child that has exited: job leaders end their job (the rest of
  * their group is told to go while the zombie leader still holds the group
  * id, so the signal cannot reach a recycled group); anything else is a
- * leftover reparented to us. */
+ * leftover reparented to us, or a process corun had before the batch. */
 static void reap(struct batch *b)
 {
     for (;;) {
@@ -361,6 +410,8 @@ static void reap(struct batch *b)
             return;
         if (r)
             finish_job(b, r, status, &ru);
+        else
+            inherited_forget(b->inherited, si.si_pid);
     }
 }
 
@@ -496,7 +547,38 @@ out_free:
     free(rr);
 }
 
-/* After the last job: nothing of ours may outlive the batch. */
+/* Whether a child that is not inherited is still there, exited or not
+ * (false when the children cannot be listed: the drain cannot tell). */
+static bool others_left(const struct batch *b)
+{
+    pid_t *kids;
+    int n = job_children(getpid(), &kids);
+    bool left = false;
+
+    for (int i = 0; i < n && !left; i++)
+        left = !inherited_has(b->inherited, kids[i]);
+    free(kids);
+    return left;
+}
+
+/* SIGKILLs every child that was not inherited: leftovers of the jobs in
+ * groups of their own, reparented to us. */
+static void kill_leftovers(const struct batch *b)
+{
+    pid_t *kids;
+    int n = job_children(getpid(), &kids);
+
+    for (int i = 0; i < n; i++)
+        if (!inherited_has(b->inherited, kids[i]))
+            kill(kids[i], SIGKILL);
+    free(kids);
+}
+
+/*
+ * After the last job: nothing of the batch's may outlive it. What corun had
+ * before it (b->inherited) is neither killed nor waited for: the drain ends
+ * when only those are left.
+ */
 static void drain(struct batch *b)
 {
     double deadline = run_now_s() + 2.0;
@@ -513,21 +595,14 @@ static void drain(struct batch *b)
 
         if (w < 0 && errno == ECHILD)
             break;
-        if (w > 0)
+        if (w > 0) {
+            inherited_forget(b->inherited, w);
             continue;
+        }
+        if (b->inherited && b->inherited->n && !others_left(b))
+            break;
         if (run_now_s() > deadline) {
-            /* Leftovers in groups of their own, reparented to us. */
-            struct dirent *d;
-            DIR *dir = opendir("/proc");
-
-            while (dir && (d = readdir(dir))) {
-                pid_t pid = (pid_t)atoi(d->d_name);
-
-                if (pid > 0 && job_parent_of(pid) == getpid())
-                    kill(pid, SIGKILL);
-            }
-            if (dir)
-                closedir(dir);
+            kill_leftovers(b);
             deadline = run_now_s() + 2.0;
         }
         {
@@ -743,6 +818,7 @@ static int cmd_batch(int argc, char **argv)
     struct job_list jobs = {0};
     const struct corun_policy *pol, *cmp_pol = NULL;
     struct batch b, cmp;
+    struct batch_inherited inherited;
     bool have_cmp = false;
     char jdir[4096];
     sigset_t sigs, old;
@@ -781,6 +857,8 @@ static int cmd_batch(int argc, char **argv)
      * --json FILE or the exit status: output to it is dropped (EPIPE).
      * Jobs get SIGPIPE back by default (spawn.c), as from a shell. */
     signal(SIGPIPE, SIG_IGN);
+    inherited_scan(&inherited);
+    b.inherited = &inherited;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGCHLD);
     sigaddset(&sigs, SIGINT);
@@ -797,6 +875,7 @@ static int cmd_batch(int argc, char **argv)
         cmp.ops = b.ops;
         cmp.act = b.act;
         cmp.no_mem_follow = b.no_mem_follow;
+        cmp.inherited = b.inherited;
         sig = batch_run(&cmp);
     }
     if (b.ops->restore_all(b.act))
@@ -824,6 +903,7 @@ static int cmd_batch(int argc, char **argv)
         rc = b.failed > 101 ? 101 : (int)b.failed;
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
+    free(inherited.pid);
     if (have_cmp)
         batch_release(&cmp);
     b.ops->close(b.act);

@@ -99,6 +99,91 @@ int job_tree_pids(pid_t root, pid_t **out, unsigned max)
     return (int)n;
 }
 
+/* Appends @pid to *@v (*@n of *@cap used). 0 or -ENOMEM. */
+static int pids_push(pid_t **v, unsigned *n, unsigned *cap, pid_t pid)
+{
+    if (*n == *cap) {
+        unsigned c = *cap ? 2 * *cap : 16;
+        pid_t *nv = realloc(*v, c * sizeof(*nv));
+
+        if (!nv)
+            return -ENOMEM;
+        *v = nv;
+        *cap = c;
+    }
+    (*v)[(*n)++] = pid;
+    return 0;
+}
+
+/* The children of @pid from /proc/PID/task/TID/children, one file per
+ * thread (a child belongs to the thread that forked it). -ENOTSUP where the
+ * kernel has no such file (CONFIG_PROC_CHILDREN unset). */
+static int children_listed(pid_t pid, pid_t **v, unsigned *n, unsigned *cap)
+{
+    char path[96];
+    struct dirent *d;
+    int err = 0;
+    DIR *dir;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    if (access(path, R_OK) < 0)
+        return errno == ENOENT ? -ENOTSUP : -errno;
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    if (!(dir = opendir(path)))
+        return -errno;
+    while (!err && (d = readdir(dir))) {
+        int tid = atoi(d->d_name), child;
+        FILE *f;
+
+        if (tid <= 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, tid);
+        if (!(f = fopen(path, "re")))
+            continue; /* a thread that just exited */
+        while (!err && fscanf(f, "%d", &child) == 1)
+            err = pids_push(v, n, cap, (pid_t)child);
+        fclose(f);
+    }
+    closedir(dir);
+    return err;
+}
+
+/* The children of @pid found by reading every process's parent. */
+static int children_scanned(pid_t pid, pid_t **v, unsigned *n, unsigned *cap)
+{
+    struct dirent *d;
+    int err = 0;
+    DIR *dir = opendir("/proc");
+
+    if (!dir)
+        return -errno;
+    while (!err && (d = readdir(dir))) {
+        pid_t child = (pid_t)atoi(d->d_name);
+
+        if (child > 0 && child != pid && job_parent_of(child) == pid)
+            err = pids_push(v, n, cap, child);
+    }
+    closedir(dir);
+    return err;
+}
+
+int job_children(pid_t pid, pid_t **out)
+{
+    unsigned n = 0, cap = 0;
+    pid_t *v = NULL;
+    int err = children_listed(pid, &v, &n, &cap);
+
+    if (err == -ENOTSUP)
+        err = children_scanned(pid, &v, &n, &cap);
+    if (err) {
+        free(v);
+        v = NULL;
+        n = 0;
+    }
+    *out = v;
+    return err ? err : (int)n;
+}
+
 unsigned job_group_move_memory(const struct corun_act_ops *ops, void *act, pid_t leader, int node)
 {
     pid_t pids[JOB_GROUP_MAX];

@@ -3,7 +3,8 @@
  * group it leads (spawn.c starts each job in its own); for `corun run`,
  * whose command stays in the terminal's foreground group, the tree of
  * processes it started. The affinity actuator places them one by one, so
- * their memory also follows one by one.
+ * their memory also follows one by one. Also a process's children, which
+ * tell batch's leftovers from what it had before any job.
  */
 #ifndef CORUN_CLI_JOB_GROUP_H
 #define CORUN_CLI_JOB_GROUP_H
@@ -28,6 +29,15 @@ pid_t job_parent_of(pid_t pid);
  * -ENOMEM with *@out NULL.
  */
 int job_tree_pids(pid_t root, pid_t **out, unsigned max);
+
+/*
+ * The children of process @pid living (or not yet reaped) now, in *@out
+ * (malloc'ed, the caller frees it; NULL when there are none): from
+ * /proc/PID/task/TID/children where the kernel has it, else by reading
+ * every process's parent. Returns how many, or -errno (-ENOMEM, or /proc
+ * unreadable) with *@out NULL.
+ */
+int job_children(pid_t pid, pid_t **out);
 
 /*
  * After the memory of @leader moved to NUMA node @node (the kernel's

@@ -176,6 +176,28 @@ echo "setsid $K/corun-compute -n 0 -r $tmp/orphan2 -w $tmp/never & while [ ! -s 
 op=$(cat "$tmp/orphan2" 2> /dev/null)
 [[ -n $op ]] && kill -0 "$op" 2> /dev/null && { fail "setsid orphan $op survived the batch"; kill "$op"; } || ok
 
+# What corun had before the batch (a background job of the shell that
+# exec'd it) is not the batch's: neither killed nor waited for (the batch
+# would last the sleep's 300 s); nor are its descendants, even once
+# reparented to corun, the subreaper, while the batch runs.
+printf 'true\n' > "$tmp/one.jobs"
+sh -c 'sleep 300 & echo $! > "$1"; exec "$2" batch "$3"' sh "$tmp/elder" "$CORUN" "$tmp/one.jobs" > /dev/null 2>&1
+expect_eq "inherited child: exit" $? 0
+ep=$(cat "$tmp/elder" 2> /dev/null)
+[[ -n $ep ]] && kill -0 "$ep" 2> /dev/null && ok || fail "the batch killed the child corun had before it ($ep)"
+[[ -n $ep ]] && kill "$ep" 2> /dev/null
+{
+  printf 'while [ ! -s %s ]; do read -t 0.01 x < /dev/zero 2>/dev/null || true; done; g=$(cat %s); kill $(cat %s); ' \
+    "$tmp/grand" "$tmp/grand" "$tmp/mid"
+  printf 'while [ "$(sed -n "s/^PPid:[[:space:]]*//p" /proc/$g/status)" != $PPID ]; do read -t 0.01 x < /dev/zero 2>/dev/null || true; done\n'
+} > "$tmp/adopt.jobs"
+sh -c '(sleep 300 & echo $! > "$1"; wait) & echo $! > "$2"; exec "$3" batch "$4"' \
+  sh "$tmp/grand" "$tmp/mid" "$CORUN" "$tmp/adopt.jobs" > /dev/null 2>&1
+expect_eq "inherited grandchild: exit" $? 0
+gp=$(cat "$tmp/grand" 2> /dev/null)
+[[ -n $gp ]] && kill -0 "$gp" 2> /dev/null && ok || fail "the batch killed a grandchild corun had before it ($gp)"
+[[ -n $gp ]] && kill "$gp" 2> /dev/null
+
 # --compare prints both runs and the ratio.
 printf 'true\nsleep 0.05\n' > "$tmp/cmp.jobs"
 "$CORUN" batch -j 2 --policy spread --compare linux --json "$tmp/cmp.json" "$tmp/cmp.jobs" > "$tmp/out" 2>&1

@@ -4,7 +4,8 @@
  * memory has followed it, the others' follows through the actuator that
  * placed them; an actuator whose children follow it is left to do it.
  * The tree of a `corun run` command is found by parent PID, generation by
- * generation, whatever the processes' names hold.
+ * generation, whatever the processes' names hold; a process's children
+ * are found, whichever way the kernel allows.
  */
 #include "testutil.h"
 
@@ -177,11 +178,60 @@ static void test_tree(void **state)
     close(p[1]);
 }
 
+static bool has_pid(const pid_t *v, int n, pid_t pid)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == pid)
+            return true;
+    return false;
+}
+
+/* A process's children, listed by the kernel or found by parent PID: both
+ * ways give the same, a grandchild is not among them, and a reaped child
+ * is gone. */
+static void test_children(void **state)
+{
+    int p[2], n;
+    pid_t a = sleeper(0), root, grand, *kids = NULL;
+    unsigned sn = 0, cap = 0;
+
+    (void)state;
+    assert_int_equal(pipe(p), 0);
+    root = parent_of_one(p[1]);
+    assert_int_equal(read(p[0], &grand, sizeof(grand)), sizeof(grand));
+
+    n = job_children(getpid(), &kids);
+    assert_int_equal(n, 2);
+    assert_true(has_pid(kids, n, a));
+    assert_true(has_pid(kids, n, root));
+    free(kids);
+    kids = NULL;
+    assert_int_equal(children_scanned(getpid(), &kids, &sn, &cap), 0);
+    assert_int_equal(sn, 2);
+    assert_true(has_pid(kids, (int)sn, a) && has_pid(kids, (int)sn, root));
+    free(kids);
+    n = job_children(root, &kids);
+    assert_int_equal(n, 1);
+    assert_int_equal(kids[0], grand);
+    free(kids);
+
+    kill(grand, SIGKILL);
+    kill(root, SIGKILL);
+    assert_int_equal(waitpid(root, NULL, 0), root);
+    kill(a, SIGKILL);
+    assert_int_equal(waitpid(a, NULL, 0), a);
+    assert_int_equal(job_children(getpid(), &kids), 0);
+    assert_null(kids);
+    close(p[0]);
+    close(p[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_group_memory_follows),
         cmocka_unit_test(test_tree),
+        cmocka_unit_test(test_children),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
