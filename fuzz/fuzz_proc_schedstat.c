@@ -1,5 +1,5 @@
 /*
- * fuzz_proc_schedstat.c — the proc sensor's parser of
+ * fuzz_proc_schedstat.c — the parser of
  * /proc/PID/task/TID/schedstat (corun__proc_schedstat_parse). Any text
  * parses or fails cleanly without reading past its NUL (the input is copied
  * into a buffer of exactly size + 1 bytes), and leaves its outputs untouched
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sense/sense-internal.h"
+#include "common/internal.h"
 
 static uint64_t draw(const uint8_t *data, size_t size, uint64_t k)
 {

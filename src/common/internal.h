@@ -42,6 +42,10 @@ ssize_t corun__read_text(int dirfd, const char *path, char *buf, size_t len);
 int corun__read_alloc(int dirfd, const char *path, char **out, size_t *len);
 /* Reads one unsigned decimal integer (what most /sys files hold). 0 or -errno. */
 int corun__read_u64(int dirfd, const char *path, uint64_t *out);
+/* Parses /proc/PID/schedstat's first two fields (time on CPU, time waiting
+ * on a runqueue, ns), as the sense and procsel boxes both read them. 0, or
+ * -EINVAL (outputs untouched). */
+int corun__proc_schedstat_parse(const char *buf, uint64_t *run_ns, uint64_t *delay_ns);
 /* Trims trailing whitespace in place; returns @s. */
 char *corun__rstrip(char *s);
 

@@ -1,10 +1,12 @@
 /*
  * root.c — reads below a root directory. Every file corun reads from /proc,
  * /sys or cgroupfs is opened with openat() relative to a directory the caller
- * chose, so that tests can replay a recorded tree in place of the live one.
+ * chose, so that tests can replay a recorded tree in place of the live one;
+ * and the parser of schedstat, a file the sense and procsel boxes both read.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -137,6 +139,17 @@ int corun__read_u64(int dirfd, const char *path, uint64_t *out)
     if (*end)
         return -EINVAL;
     *out = v;
+    return 0;
+}
+
+int corun__proc_schedstat_parse(const char *buf, uint64_t *run_ns, uint64_t *delay_ns)
+{
+    unsigned long long run, delay;
+
+    if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
+        return -EINVAL;
+    *run_ns = run;
+    *delay_ns = delay;
     return 0;
 }
 

@@ -152,9 +152,8 @@ struct corun__proc_stat {
  */
 int corun__proc_stat_parse(const char *buf, struct corun__proc_stat *out);
 
-/* Parses /proc/PID/schedstat's first two fields (time on CPU, time waiting
- * on a runqueue, ns). 0, or -EINVAL (outputs untouched). */
-int corun__proc_schedstat_parse(const char *buf, uint64_t *run_ns, uint64_t *delay_ns);
+/* corun__proc_schedstat_parse() is in common/internal.h: procsel reads
+ * schedstat too. */
 
 /* The number after "@key" at the start of a line of a status file (NUL-terminated
  * @buf); 0 if absent. */

@@ -62,17 +62,6 @@ uint64_t corun__proc_status_field(const char *buf, const char *key)
     return 0;
 }
 
-int corun__proc_schedstat_parse(const char *buf, uint64_t *run_ns, uint64_t *delay_ns)
-{
-    unsigned long long run, delay;
-
-    if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
-        return -EINVAL;
-    *run_ns = run;
-    *delay_ns = delay;
-    return 0;
-}
-
 /* Reads one thread; -ENOENT when it is gone (not an error for the table). */
 static int read_tid(struct corun__tidtab *tab, int rootfd, pid_t pid, pid_t tid)
 {
