@@ -138,6 +138,42 @@ CORUN_API int corun_procsel_read_one(struct corun_procsel *sel, pid_t pid,
 CORUN_API int corun_procsel_last_cpu(struct corun_procsel *sel, pid_t pid, uint64_t start_ticks,
                                      int *cpu);
 
+/* What the scheduler says of one process now (see corun_procsel_sched()). */
+struct corun_proc_sched {
+    int last_cpu;      /* the CPU it last ran on (OS number), -1 unknown */
+    unsigned nthreads; /* threads now */
+    bool have_sched;   /* run_ns and delay_ns were read (schedstat exists) */
+    uint64_t run_ns;   /* its live threads' time on a CPU, cumulative */
+    uint64_t delay_ns; /* their time runnable but waiting for a CPU, cumulative */
+};
+
+/*
+ * corun_procsel_sched() - process @pid (started at @start_ticks, as a scan
+ * gave it) as the scheduler sees it now: where it last ran and how many
+ * threads it has (/proc/PID/stat), and the time its threads ran and waited
+ * to run, summed over the threads alive now (/proc/PID/schedstat for a
+ * single thread, else /proc/PID/task/TID/schedstat of each). A thread that
+ * exits takes its times with it, so the sums may fall between two readings.
+ * Without schedstat (a kernel without CONFIG_SCHED_INFO, a recorded tree)
+ * have_sched is false and the rest is filled. Costs one read of stat and
+ * one per thread. 0, -ESRCH when it is gone (or the pid is another
+ * process's), -EINVAL for a stat line that cannot be parsed, -ENOMEM.
+ */
+CORUN_API int corun_procsel_sched(struct corun_procsel *sel, pid_t pid, uint64_t start_ticks,
+                                  struct corun_proc_sched *out);
+
+/*
+ * corun_procsel_cpus_wanted() - how many CPUs' worth process asked for
+ * between readings @before and @after, @dt_ns apart: the time its threads
+ * ran plus the time they waited to run, per second. A single thread asks
+ * for one CPU at most, whether it gets it or waits for it; a process whose
+ * threads want more than one CPU shows more, even on a crowded machine.
+ * NaN when it cannot be known: either reading lacks schedstat, @dt_ns is 0,
+ * or a sum fell (a thread exited). Pure.
+ */
+CORUN_API double corun_procsel_cpus_wanted(const struct corun_proc_sched *before,
+                                           const struct corun_proc_sched *after, uint64_t dt_ns);
+
 #ifdef __cplusplus
 }
 #endif

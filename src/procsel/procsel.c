@@ -614,18 +614,105 @@ int corun_procsel_read_one(struct corun_procsel *s, pid_t pid, struct corun_proc
     return 0;
 }
 
-int corun_procsel_last_cpu(struct corun_procsel *s, pid_t pid, uint64_t start_ticks, int *cpu)
+/* Reads the stat of (@pid, @start_ticks) into @p. 0, -ESRCH when it is
+ * gone or the pid was reused, -EINVAL. */
+static int read_stat_of(struct corun_procsel *s, pid_t pid, uint64_t start_ticks,
+                        struct corun_proc_info *p)
 {
-    struct corun_proc_info p;
     unsigned flags;
-    int err = read_stat(s, pid, &p, &flags);
+    int err = read_stat(s, pid, p, &flags);
 
     if (err)
         return err;
-    if (p.start_ticks != start_ticks)
-        return -ESRCH; /* the pid was reused */
-    *cpu = p.last_cpu;
+    return p->start_ticks == start_ticks ? 0 : -ESRCH; /* else the pid was reused */
+}
+
+int corun_procsel_last_cpu(struct corun_procsel *s, pid_t pid, uint64_t start_ticks, int *cpu)
+{
+    struct corun_proc_info p;
+    int err = read_stat_of(s, pid, start_ticks, &p);
+
+    if (!err)
+        *cpu = p.last_cpu;
+    return err;
+}
+
+/* Adds the schedstat at @path to @out. 0, or the read's -errno. */
+static int add_schedstat(struct corun_procsel *s, const char *path, struct corun_proc_sched *out)
+{
+    char buf[128];
+    uint64_t run, delay;
+    ssize_t n = corun__read_text(s->rootfd, path, buf, sizeof(buf));
+
+    if (n < 0)
+        return (int)n;
+    if (corun__proc_schedstat_parse(buf, &run, &delay))
+        return -EINVAL;
+    out->run_ns += run;
+    out->delay_ns += delay;
+    out->have_sched = true;
     return 0;
+}
+
+/* Sums the schedstat of every thread of @pid alive now into @out (a thread
+ * that exits meanwhile is left out). 0 or -ENOMEM; have_sched tells whether
+ * any was read. */
+static int sum_threads(struct corun_procsel *s, pid_t pid, struct corun_proc_sched *out)
+{
+    char path[96];
+    struct dirent *de;
+    DIR *dir;
+    int fd;
+
+    snprintf(path, sizeof(path), "proc/%d/task", (int)pid);
+    fd = corun__root_openat(s->rootfd, path, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return 0;
+    dir = fdopendir(fd);
+    if (!dir) {
+        close(fd);
+        return -ENOMEM;
+    }
+    while ((de = readdir(dir))) {
+        char *end;
+        long tid = strtol(de->d_name, &end, 10);
+
+        if (*end || tid <= 0 || end == de->d_name)
+            continue;
+        snprintf(path, sizeof(path), "proc/%d/task/%ld/schedstat", (int)pid, tid);
+        add_schedstat(s, path, out);
+    }
+    closedir(dir);
+    return 0;
+}
+
+int corun_procsel_sched(struct corun_procsel *s, pid_t pid, uint64_t start_ticks,
+                        struct corun_proc_sched *out)
+{
+    struct corun_proc_info p;
+    char path[64];
+    int err = read_stat_of(s, pid, start_ticks, &p);
+
+    if (err)
+        return err;
+    *out = (struct corun_proc_sched){.last_cpu = p.last_cpu, .nthreads = p.nthreads};
+    /* A single thread's schedstat is the process's: one read, not three. */
+    if (p.nthreads == 1) {
+        snprintf(path, sizeof(path), "proc/%d/schedstat", (int)pid);
+        add_schedstat(s, path, out);
+        return 0;
+    }
+    return sum_threads(s, pid, out);
+}
+
+double corun_procsel_cpus_wanted(const struct corun_proc_sched *before,
+                                 const struct corun_proc_sched *after, uint64_t dt_ns)
+{
+    if (!before || !after || !before->have_sched || !after->have_sched || !dt_ns ||
+        after->run_ns < before->run_ns || after->delay_ns < before->delay_ns)
+        return NAN;
+    return (double)(after->run_ns - before->run_ns + after->delay_ns - before->delay_ns) /
+           (double)dt_ns;
 }
 
 /* Appends @p to the growing array *@v. 0 or -ENOMEM. */

@@ -2,8 +2,9 @@
  * test_procsel.c — the process selector on a recorded /proc tree
  * (tests/fixtures/proc-root, see its README): each rule alone and together,
  * kernel threads and corun itself never selected, pinning by an owner
- * respected unless told otherwise, and CPU use measured over an interval on a
- * tree the test writes and changes between two scans.
+ * respected unless told otherwise, CPU use measured over an interval on a
+ * tree the test writes and changes between two scans, and the scheduler's
+ * figures of one process (time run and waited, summed over its threads).
  */
 #include "testutil.h"
 
@@ -226,16 +227,22 @@ static void put(const char *root, const char *rel, const char *text)
     close(fd);
 }
 
-static void put_stat(const char *root, int pid, unsigned long utime)
+/* /proc/PID/stat of a process of @threads threads that last ran on CPU 0. */
+static void put_stat_threads(const char *root, int pid, unsigned long utime, unsigned threads)
 {
     char rel[64], text[512];
 
     snprintf(rel, sizeof(rel), "proc/%d/stat", pid);
     snprintf(text, sizeof(text),
-             "%d (busy) R 1 %d %d 0 -1 4194304 0 0 0 0 %lu 0 0 0 20 0 1 0 5000 0 0 0 0 0 0 0 0 0 "
-             "0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
-             pid, pid, pid, utime);
+             "%d (busy) R 1 %d %d 0 -1 4194304 0 0 0 0 %lu 0 0 0 20 0 %u 0 5000 0 0 0 0 0 0 0 0 "
+             "0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
+             pid, pid, pid, utime, threads);
     put(root, rel, text);
+}
+
+static void put_stat(const char *root, int pid, unsigned long utime)
+{
+    put_stat_threads(root, pid, utime, 1);
 }
 
 static void test_min_cpu_over_interval(void **state)
@@ -282,6 +289,93 @@ static void test_min_cpu_over_interval(void **state)
     corun_procsel_close(s);
     snprintf(path, sizeof(path), "rm -rf '%s'", root);
     assert_int_equal(system(path), 0);
+}
+
+/* Makes directory @rel below @root. */
+static void put_dir(const char *root, const char *rel)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    assert_int_equal(mkdir(path, 0755), 0);
+}
+
+/* The scheduler's figures of one process: a single thread's from
+ * /proc/PID/schedstat, several threads' summed over task/TID/schedstat (a
+ * thread whose file is gone, as when it just exited, left out); where it
+ * last ran and its threads from stat; no schedstat at all is said, not
+ * taken for zero; a reused pid or a missing process is gone. */
+static void test_sched_sums_threads(void **state)
+{
+    char root[] = "/tmp/corun-procsel-XXXXXX", rel[96];
+    struct corun_procsel_opts o = {0};
+    struct corun_procsel *s = NULL;
+    struct corun_proc_sched ps;
+
+    assert_non_null(mkdtemp(root));
+    put_dir(root, "proc");
+    put_dir(root, "proc/500");
+    put_stat(root, 500, 0);
+    put(root, "proc/500/schedstat", "700 30 5\n");
+    put_dir(root, "proc/501");
+    put_stat_threads(root, 501, 0, 3);
+    put(root, "proc/501/schedstat", "1 1 1\n"); /* the leader's alone: not read */
+    put_dir(root, "proc/501/task");
+    for (int tid = 501; tid <= 504; tid++) {
+        snprintf(rel, sizeof(rel), "proc/501/task/%d", tid);
+        put_dir(root, rel);
+        if (tid == 504)
+            continue; /* exited: its directory lingers without files */
+        snprintf(rel, sizeof(rel), "proc/501/task/%d/schedstat", tid);
+        put(root, rel, tid == 501 ? "100 10 1\n" : tid == 502 ? "200 20 1\n" : "300 30 1\n");
+    }
+    put_dir(root, "proc/502");
+    put_stat(root, 502, 0);
+    o.root = root;
+    assert_int_equal(corun_procsel_open(&o, &s), 0);
+
+    assert_int_equal(corun_procsel_sched(s, 500, 5000, &ps), 0);
+    assert_true(ps.have_sched);
+    assert_int_equal(ps.nthreads, 1);
+    assert_int_equal(ps.last_cpu, 0);
+    assert_int_equal(ps.run_ns, 700);
+    assert_int_equal(ps.delay_ns, 30);
+
+    assert_int_equal(corun_procsel_sched(s, 501, 5000, &ps), 0);
+    assert_true(ps.have_sched);
+    assert_int_equal(ps.nthreads, 3);
+    assert_int_equal(ps.run_ns, 600);
+    assert_int_equal(ps.delay_ns, 60);
+
+    assert_int_equal(corun_procsel_sched(s, 502, 5000, &ps), 0);
+    assert_false(ps.have_sched);
+    assert_int_equal(ps.last_cpu, 0);
+
+    assert_int_equal(corun_procsel_sched(s, 500, 4999, &ps), -ESRCH);
+    assert_int_equal(corun_procsel_sched(s, 4242, 5000, &ps), -ESRCH);
+    corun_procsel_close(s);
+    snprintf(rel, sizeof(rel), "rm -rf '%s'", root);
+    assert_int_equal(system(rel), 0);
+}
+
+/* CPUs asked for between two readings: time run plus time waited, per
+ * second; unknown (NaN), never 0, without schedstat, without an interval,
+ * or when a sum fell (a thread exited with its times). */
+static void test_cpus_wanted(void **state)
+{
+    struct corun_proc_sched a = {.have_sched = true, .run_ns = 1000, .delay_ns = 500};
+    struct corun_proc_sched b = {.have_sched = true, .run_ns = 2001000, .delay_ns = 1000500};
+    struct corun_proc_sched fell = {.have_sched = true, .run_ns = 999, .delay_ns = 2000000};
+    struct corun_proc_sched none = {0};
+
+    /* 2 ms run and 1 ms waited in 1 ms: three CPUs' worth. */
+    assert_true(fabs(corun_procsel_cpus_wanted(&a, &b, 1000000) - 3.0) < 1e-9);
+    assert_true(fabs(corun_procsel_cpus_wanted(&a, &b, 3000000) - 1.0) < 1e-9);
+    assert_true(isnan(corun_procsel_cpus_wanted(&a, &b, 0)));
+    assert_true(isnan(corun_procsel_cpus_wanted(&a, &fell, 1000000)));
+    assert_true(isnan(corun_procsel_cpus_wanted(&none, &b, 1000000)));
+    assert_true(isnan(corun_procsel_cpus_wanted(&a, &none, 1000000)));
+    assert_true(isnan(corun_procsel_cpus_wanted(NULL, &b, 1000000)));
 }
 
 /* ---- the live root: the cheap revisit of known processes -------------------- */
@@ -407,6 +501,8 @@ int main(void)
         cmocka_unit_test(test_live_revisit),
         cmocka_unit_test(test_bad_root),
         cmocka_unit_test(test_last_cpu),
+        cmocka_unit_test(test_sched_sums_threads),
+        cmocka_unit_test(test_cpus_wanted),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
