@@ -34,6 +34,14 @@ struct managed {
     int placed;               /* dense CPU we put it on; -1: the kernel's choice */
     struct corun_cpuset mask; /* the mask we applied (OS numbering), when placed */
     bool denied;              /* released by an administrator: never placed again */
+    /* Its threads want more than one CPU (daemon-spread.c): left to the
+     * kernel, never pinned to one, until it has wanted about one CPU for
+     * spread_calm busy ticks in a row. */
+    bool spread;
+    unsigned spread_calm;
+    double cpus_wanted;            /* CPUs it asked for over the last interval; NaN unknown */
+    struct corun_proc_sched sched; /* the scheduler's figures at tick sched_tick (0: none) */
+    uint64_t sched_tick, sched_ns;
     bool owner_took_over;     /* its mask changed from ours: someone pinned it */
     bool seen;                /* in this tick's selection */
     char why[256];            /* where it is and why, for status */
@@ -113,6 +121,25 @@ int corun__daemon_release(struct corun_daemon *d, struct managed *m);
 /* A deep copy of @src into @dst (zeroed or released before). 0 or -ENOMEM. */
 int corun__daemon_config_copy(struct corun_daemon_config *dst,
                               const struct corun_daemon_config *src);
+
+/*
+ * corun__daemon_spread_judge() - whether a process stays (or becomes)
+ * spread, left to the kernel because its threads want more than one CPU,
+ * given that it was (@spread) and that it asked for @wanted CPUs over the
+ * last interval (NaN: unknown, nothing changes). *@calm counts the ticks in
+ * a row it has wanted about one CPU since. Pure; the rule and its numbers
+ * are in daemon-spread.c.
+ */
+bool corun__daemon_spread_judge(bool spread, unsigned *calm, double wanted);
+
+/*
+ * corun__daemon_spread_check() - reads busy or placed process @m's scheduler
+ * figures (and where it last ran) and judges it: true while it is spread,
+ * and then it must stay out of the engine's plans; a placed one is given
+ * back to the kernel here, through the engine and the actuator, and the
+ * move is recorded. Its why says so.
+ */
+bool corun__daemon_spread_check(struct corun_daemon *d, struct managed *m);
 
 /* Forgets managed process @i (taking it from the engine). */
 void corun__daemon_forget(struct corun_daemon *d, size_t i);

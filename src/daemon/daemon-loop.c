@@ -254,23 +254,29 @@ static bool is_active(const struct corun_daemon *d, const struct managed *m)
 
 /*
  * Hands @m to the engine once it is busy (attaching the sensor then), tells
- * it whether it is busy now and where the kernel runs it: read now, as the
- * scan's figure can be 30 ticks old. A process the sensor refuses (EMFILE,
- * EACCES) is handed over unread, placed on the class priors, and the sensor
- * is tried again every 30 ticks.
+ * it whether it is busy now and where the kernel runs it: read now, with
+ * the scheduler's figures (corun__daemon_spread_check()), as the scan's
+ * figure can be 30 ticks old. A busy process whose threads want more than
+ * one CPU is kept out, as an idle one is. A process the sensor refuses
+ * (EMFILE, EACCES) is handed over unread, placed on the class priors, and
+ * the sensor is tried again every 30 ticks.
  */
 static void engine_track(struct corun_daemon *d, struct managed *m)
 {
     bool busy = is_active(d, m) && !m->denied;
-    int cpu, seen;
+    int seen;
 
+    /* A placed process is watched even when its CPU use looks idle: the
+     * selector may count only its main thread (procsel.md). */
+    if (!busy && m->placed < 0)
+        m->cpus_wanted = NAN; /* not read: an idle process asks for nothing */
+    else if (corun__daemon_spread_check(d, m))
+        busy = false; /* its threads want several CPUs: the kernel's */
     if (!busy) {
         if (m->eidx >= 0)
             corun_engine_set_active(d->eng, (unsigned)m->eidx, false);
         return;
     }
-    if (corun_procsel_last_cpu(d->sel, m->pid, m->start_ticks, &cpu) == 0)
-        m->last_cpu = cpu;
     seen = m->last_cpu >= 0 ? corun_topo_cpu_by_os(d->topo, (unsigned)m->last_cpu) : -1;
     if (m->eidx < 0) {
         struct corun_engine_task t = {
@@ -320,10 +326,10 @@ static void explain(struct corun_daemon *d, size_t i, char *buf, size_t len)
 }
 
 /* Why idle process @m is where it is, unless it is placed (its place says
- * more) or an administrator released it (that says more). */
+ * more), an administrator released it or it is spread (those say more). */
 static void why_idle(const struct corun_daemon *d, struct managed *m)
 {
-    if (!m->denied && m->placed < 0)
+    if (!m->denied && !m->spread && m->placed < 0)
         snprintf(m->why, sizeof(m->why),
                  "idle (under %.3g%% of a CPU): left where the kernel runs it",
                  d->cfg.sample_min_cpu);
@@ -438,7 +444,7 @@ static int add_proc(struct corun_daemon *d, size_t at, const struct corun_proc_i
     m->prof.cls = CORUN_CLASS_UNKNOWN; /* until the engine has measured it */
     m->prof.ipc = m->prof.freq_ratio = m->prof.llc_mpki = NAN;
     m->prof.llc_miss_ratio = m->prof.mem_bw_bps = m->prof.cpu_util = NAN;
-    m->speed_now = m->speed_planned = NAN;
+    m->speed_now = m->speed_planned = m->cpus_wanted = NAN;
     return 0;
 }
 

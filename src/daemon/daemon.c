@@ -401,6 +401,9 @@ static void status_process(const struct corun_daemon *d, const struct managed *m
     kv_num(b, "threads", m->nthreads, true);
     kv_str(b, "class", corun_class_name(p->cls), true);
     kv_num(b, "cpu_percent", m->cpu_percent, true);
+    /* CPUs its threads asked for (ran or waited), over the last interval
+     * it was read: busy or placed processes only; null otherwise. */
+    kv_num(b, "cpus_wanted", m->cpus_wanted, true);
     kv_num(b, "ipc", p->ipc, true);
     kv_num(b, "llc_mpki", p->llc_mpki, true);
     kv_num(b, "freq_ratio", p->freq_ratio, true);

@@ -9,8 +9,9 @@
  * that gains nothing, open opens one instance, restore_all gives everything
  * back, the status shows each user only their own processes, on two NUMA
  * nodes memory follows a process moved to the other node once the outcome
- * check keeps the change, and a change the counters say made things worse
- * is taken back.
+ * check keeps the change, a change the counters say made things worse
+ * is taken back, and the rule that leaves a process whose threads want
+ * more than one CPU to the kernel.
  */
 #include "testutil.h"
 
@@ -616,6 +617,37 @@ static void test_observe_only_and_status(void **state)
     close_fx(&f);
 }
 
+/* A process whose threads want more than one CPU is left to the kernel
+ * (over 1.5 CPUs, placed or not), stays so while it wants more than about
+ * one (1.1), and is placed again only after five ticks in a row at about
+ * one; an unknown figure changes nothing. */
+static void test_spread_rule(void **state)
+{
+    unsigned calm = 0;
+    bool spread = false;
+
+    assert_false(corun__daemon_spread_judge(false, &calm, 1.0));  /* one busy thread */
+    assert_false(corun__daemon_spread_judge(false, &calm, 1.45)); /* a second, now and then */
+    assert_false(corun__daemon_spread_judge(false, &calm, NAN));
+    assert_true(corun__daemon_spread_judge(false, &calm, 2.9)); /* three spinning threads */
+    assert_true(corun__daemon_spread_judge(true, &calm, NAN));
+    assert_true(corun__daemon_spread_judge(true, &calm, 1.3)); /* more than one still */
+    assert_int_equal(calm, 0);
+    spread = true;
+    for (int i = 1; i <= 4; i++) {
+        spread = corun__daemon_spread_judge(spread, &calm, 1.0);
+        assert_true(spread);
+        assert_int_equal(calm, (unsigned)i);
+    }
+    /* A tick over about one starts the count again. */
+    assert_true(corun__daemon_spread_judge(spread, &calm, 1.2));
+    assert_int_equal(calm, 0);
+    for (int i = 1; i <= 4; i++)
+        assert_true(corun__daemon_spread_judge(true, &calm, 0.9));
+    assert_false(corun__daemon_spread_judge(true, &calm, 0.9)); /* the fifth: placed again */
+    assert_int_equal(calm, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -626,6 +658,7 @@ int main(void)
         cmocka_unit_test(test_turbo_table),
         cmocka_unit_test(test_outcome_check_takes_back),
         cmocka_unit_test(test_left_to_kernel_and_unread),
+        cmocka_unit_test(test_spread_rule),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
