@@ -33,6 +33,7 @@
 
 #include "cli/cli.h"
 #include "cli/json.h"
+#include "cli/spawn.h"
 #include "common/internal.h"
 #include "common/sys.h"
 #include "corun/model.h"
@@ -383,9 +384,7 @@ static pid_t launch(char **argv, int go[2], int errp[2])
 
         close(go[1]);
         close(errp[0]);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
+        spawn_child_signals();
         if (read(go[0], &c, 1) != 1)
             _exit(127); /* corun gave up before attaching */
         execvp(argv[0], argv);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/spawn.h"
 #include "corun/common.h"
 
 int cli_verbose;
@@ -128,6 +129,7 @@ int main(int argc, char **argv)
     struct cli_command *c;
     int i = 1;
 
+    spawn_note_signals(); /* before any command changes one */
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (!strcmp(argv[i], "-v"))
             cli_verbose++;

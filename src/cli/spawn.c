@@ -12,6 +12,32 @@
 #include "cli/spawn.h"
 #include "cli/thp-launch.h"
 
+/* What a command may inherit ignored: SIGHUP (nohup) and SIGPIPE. SIGINT,
+ * SIGQUIT and SIGTERM are corun's to pass on (run and batch forward them to
+ * what they started), so a command gets them with the default action even
+ * from a shell's background job, which ignores SIGINT and SIGQUIT. */
+static const int inherited[] = {SIGHUP, SIGPIPE};
+static bool ignored_at_start[sizeof(inherited) / sizeof(inherited[0])];
+
+void spawn_note_signals(void)
+{
+    for (size_t i = 0; i < sizeof(inherited) / sizeof(inherited[0]); i++) {
+        struct sigaction sa;
+
+        ignored_at_start[i] = !sigaction(inherited[i], NULL, &sa) && sa.sa_handler == SIG_IGN;
+    }
+}
+
+void spawn_child_signals(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    for (size_t i = 0; i < sizeof(inherited) / sizeof(inherited[0]); i++)
+        signal(inherited[i], ignored_at_start[i] ? SIG_IGN : SIG_DFL);
+}
+
 /* In the child: report @msg to the parent and exit as a shell would. */
 static void child_fail(int fd, const char *msg)
 {
@@ -40,11 +66,7 @@ static void child(const struct spawn_opts *o, int go, int status)
             close(fd);
         }
     }
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
-    signal(SIGCHLD, SIG_DFL);
+    spawn_child_signals();
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (o->thp) {

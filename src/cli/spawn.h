@@ -25,6 +25,21 @@ struct spawn {
     int status_fd; /* child writes why exec failed; EOF on success */
 };
 
+/*
+ * Notes whether corun was started with SIGHUP or SIGPIPE ignored (`nohup`,
+ * a parent that ignores SIGPIPE); main() calls it before any command
+ * changes a disposition.
+ */
+void spawn_note_signals(void);
+
+/*
+ * In a child about to exec: SIGHUP and SIGPIPE as corun found them (ignored,
+ * or the default); SIGINT, SIGQUIT, SIGTERM and SIGCHLD the default. A
+ * command then treats SIGHUP under `nohup corun run -- CMD` as it would
+ * under `nohup CMD`.
+ */
+void spawn_child_signals(void);
+
 /* Forks the child, which waits. 0, or -errno when fork failed. */
 int spawn_start(const struct spawn_opts *o, struct spawn *s);
 

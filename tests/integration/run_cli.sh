@@ -157,4 +157,10 @@ grep -q '"restored": 0' "$tmp/r.json" && ok || fail "empty restore json"
 # A reader that has gone away does not change restore's exit status.
 { wait_file "$tmp/closed2" && "$CORUN" restore --journal "$J"; } | { exec 0<&-; echo closed > "$tmp/closed2"; }
 expect_eq "restore with its reader gone: exit" "${PIPESTATUS[0]}" 0
+# Under nohup (SIGHUP ignored), the command keeps SIGHUP ignored, as it
+# would under nohup alone: corun hands on the dispositions it was given.
+(trap '' HUP; "$CORUN" run --journal "$J" -- sh -c 'kill -HUP $$; echo survived > "$1"' sh "$tmp/huprun") > /dev/null 2>&1
+expect_eq "run under nohup: the command's SIGHUP stays ignored" "$(cat "$tmp/huprun" 2> /dev/null)" survived
+("$CORUN" run --journal "$J" -- sh -c 'kill -HUP $$; echo survived > "$1"' sh "$tmp/huprun2") > /dev/null 2>&1
+expect_eq "run: the command's SIGHUP is the default otherwise" "$(cat "$tmp/huprun2" 2> /dev/null)" ""
 finish

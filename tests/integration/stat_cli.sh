@@ -83,4 +83,10 @@ kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
 "$CORUN" stat -p 1,x > /dev/null 2>&1; expect_eq "bad pid" $? 2
 "$CORUN" stat -p 1 -- true > /dev/null 2>&1; expect_eq "pid and command" $? 2
 "$CORUN" stat --backend nope -- true > /dev/null 2>&1; expect_eq "bad backend" $? 2
+# Under nohup (SIGHUP ignored), the command keeps SIGHUP ignored, as it
+# would under nohup alone: corun hands on the dispositions it was given.
+(trap '' HUP; "$CORUN" stat -- sh -c 'kill -HUP $$; echo survived > "$1"' sh "$tmp/hupstat") > /dev/null 2>&1
+expect_eq "stat under nohup: the command's SIGHUP stays ignored" "$(cat "$tmp/hupstat" 2> /dev/null)" survived
+("$CORUN" stat -- sh -c 'kill -HUP $$; echo survived > "$1"' sh "$tmp/hupstat2") > /dev/null 2>&1
+expect_eq "stat: the command's SIGHUP is the default otherwise" "$(cat "$tmp/hupstat2" 2> /dev/null)" ""
 finish
