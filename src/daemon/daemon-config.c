@@ -337,7 +337,8 @@ struct load_ctx {
     unsigned line;     /* lines handed to inih so far */
     unsigned err_line; /* first error found by us; 0 none */
     char reason[256];
-    int fatal; /* -ENOMEM */
+    int fatal;    /* -ENOMEM */
+    int read_err; /* getline's errno as -errno (EISDIR for a folder); 0 none */
     char *buf;
     size_t cap;
 };
@@ -348,10 +349,15 @@ struct load_ctx {
 static char *reader(char *str, int num, void *stream)
 {
     struct load_ctx *x = stream;
-    ssize_t n = getline(&x->buf, &x->cap, x->f);
+    ssize_t n;
 
-    if (n < 0)
+    errno = 0;
+    n = getline(&x->buf, &x->cap, x->f);
+    if (n < 0) {
+        if (ferror(x->f))
+            x->read_err = errno ? -errno : -EIO;
         return NULL;
+    }
     x->line++;
     if (n >= num - 1 && !x->err_line && !(n == num - 1 && x->buf[n - 1] == '\n')) {
         x->err_line = x->line;
@@ -407,8 +413,8 @@ int corun_daemon_config_load(struct corun_daemon_config *c, const char *path,
     }
     rc = ini_parse_stream(reader, &x, handler, &x);
     if (rc == 0 && ferror(x.f)) {
-        rc = -EIO;
-        snprintf(err->reason, sizeof(err->reason), "read error");
+        rc = x.read_err ? x.read_err : -EIO;
+        snprintf(err->reason, sizeof(err->reason), "%s", corun_strerror(rc));
     }
     fclose(x.f);
     free(x.buf);

@@ -104,6 +104,8 @@ static void test_errors_name_their_line(void **state)
     expect_error("unclosed.conf", -EINVAL, 1, "syntax error");
     expect_error("long-line.conf", -EINVAL, 2, "line longer than");
     expect_error("does-not-exist.conf", -ENOENT, 0, "No such file");
+    /* A folder opens but cannot be read: the reason is the read's, not "read error". */
+    expect_error(".", -EISDIR, 0, "Is a directory");
 }
 
 static void test_setter(void **state)
