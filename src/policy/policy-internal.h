@@ -146,6 +146,21 @@ static inline double corun__pm_tdmg(const struct corun__pm *pm, unsigned i, unsi
                               : corun__pm_dmg(li, others, sc);
 }
 
+/*
+ * Damage to task @i on a CPU under no L3 of a machine that has L3s (Meteor
+ * Lake's low-power E-cores, outside the compute tile's L3): it keeps none of
+ * one, as beside an L3 that others fill. Without the term a task that
+ * needs the L3 (a rabbit) looked best there, out of every L3's contention:
+ * on bench/heldout8's 155H two rabbits were put on those cores, predicted
+ * at 0.76 and simulated at 0.37. 0 on a machine without an L3.
+ */
+static inline double corun__pm_no_l3(const struct corun__pm *pm, unsigned i)
+{
+    if (!pm->ndom[2])
+        return 0;
+    return pm->sens[i * CORUN__PM_NLEV + 2] * corun__pm_cdmg(pm, i, 2, 0, 1, 1.0);
+}
+
 /* Weight of neighbour pressure at level index @li for CPU @c. */
 static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, unsigned li)
 {

@@ -476,7 +476,8 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                         xm += v;
                     else
                         xc += v;
-                }
+                } else if (li == 2)
+                    xc += corun__pm_no_l3(pm, i);
             }
             xm += corun__pm_remote_x(pm, i, (unsigned)cpu[i]);
             x += xc + xm * corun__pm_mem_amp(pm, i, xc);

