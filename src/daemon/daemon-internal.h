@@ -115,8 +115,12 @@ void corun__daemon_record(struct corun_daemon *d, const struct managed *m, int f
 /* The OS number of dense CPU @dense, or -1. */
 int corun__daemon_os_cpu(const struct corun_daemon *d, int dense);
 
-/* Puts @m back under the kernel's choice when we had moved it. 0 or -errno. */
-int corun__daemon_release(struct corun_daemon *d, struct managed *m);
+/* Puts @m back under the kernel's choice when we had moved it. @gives_back:
+ * the process is there and its mask still ours, so the actuator puts its
+ * own back (counted in restores_total); not when it is gone or its owner
+ * set its mask since (the actuator then only drops the journal entry).
+ * 0 or -errno. */
+int corun__daemon_release(struct corun_daemon *d, struct managed *m, bool gives_back);
 
 /* A deep copy of @src into @dst (zeroed or released before). 0 or -ENOMEM. */
 int corun__daemon_config_copy(struct corun_daemon_config *dst,

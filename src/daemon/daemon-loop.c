@@ -470,7 +470,7 @@ static int merge(struct corun_daemon *d, const struct corun_proc_info *sel, size
 
         if (found && d->procs[at].start_ticks != sel[k].start_ticks) {
             /* The pid was reused: the one we knew is gone. */
-            corun__daemon_release(d, &d->procs[at]);
+            corun__daemon_release(d, &d->procs[at], false);
             corun__daemon_forget(d, at);
             found = false;
         }
@@ -490,19 +490,21 @@ static int merge(struct corun_daemon *d, const struct corun_proc_info *sel, size
             continue;
         if (corun_procsel_read_one(d->sel, m->pid, &now) != 0 ||
             now.start_ticks != m->start_ticks) {
-            corun__daemon_release(d, m); /* lets the actuator drop its journal entry */
-        } else if (m->owner_took_over || now.pinned) {
+            corun__daemon_release(d, m, false); /* lets the actuator drop its journal entry */
+        } else if (m->owner_took_over || (now.pinned && m->placed < 0)) {
             /* Its owner pinned it (a mask we did not set): their choice
              * stands. The actuator's restore sees the mask is no longer
-             * ours, leaves it and drops the journal entry. */
+             * ours, leaves it and drops the journal entry. A process we
+             * placed is pinned by us: that alone is not its owner's doing
+             * (it may have exec'd into a name we do not select). */
             int from = corun__daemon_os_cpu(d, m->placed);
 
-            corun__daemon_release(d, m);
+            corun__daemon_release(d, m, false);
             corun__daemon_record(d, m, from, now.last_cpu, 0,
                                  "left alone: its owner set its affinity");
         } else {
             int from = corun__daemon_os_cpu(d, m->placed);
-            int err = corun__daemon_release(d, m);
+            int err = corun__daemon_release(d, m, true);
 
             corun__daemon_record(d, m, from, -1, err, "released: no longer selected");
         }

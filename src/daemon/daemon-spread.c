@@ -89,7 +89,7 @@ static void read_sched(struct corun_daemon *d, struct managed *m)
 static void give_back(struct corun_daemon *d, struct managed *m)
 {
     int from = corun__daemon_os_cpu(d, m->placed);
-    int err = corun__daemon_release(d, m);
+    int err = corun__daemon_release(d, m, !m->owner_took_over);
     char why[160];
 
     corun_cpuset_release(&m->mask);

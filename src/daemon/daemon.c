@@ -38,7 +38,7 @@ void corun__daemon_forget(struct corun_daemon *d, size_t i)
     d->nprocs--;
 }
 
-int corun__daemon_release(struct corun_daemon *d, struct managed *m)
+int corun__daemon_release(struct corun_daemon *d, struct managed *m, bool gives_back)
 {
     int err = 0;
 
@@ -46,7 +46,7 @@ int corun__daemon_release(struct corun_daemon *d, struct managed *m)
     if (d->eng && m->eidx >= 0) {
         err = corun_engine_remove(d->eng, (unsigned)m->eidx);
         m->eidx = -1;
-        if (m->placed >= 0 && !err)
+        if (m->placed >= 0 && !err && gives_back)
             d->restores_total++;
     }
     m->placed = -1;
@@ -466,6 +466,7 @@ static void status(struct corun_daemon *d, const struct corun_ctl_peer *peer,
     kv_num(b, "uptime_s", (double)(corun__now_ns() - d->started_ns) / 1e9, true);
     kv_num(b, "managed", (double)d->nprocs, true);
     kv_num(b, "migrations_total", (double)d->migrations_total, true);
+    kv_num(b, "restores_total", (double)d->restores_total, true);
     kv_num(b, "mem_moves_total", (double)d->mem_moves_total, true);
     {
         struct corun_engine_stats st = {0};
@@ -570,7 +571,7 @@ static void release_pid(struct corun_daemon *d, long long pid, struct corun_ctl_
 
         if (m->pid != pid)
             continue;
-        err = corun__daemon_release(d, m);
+        err = corun__daemon_release(d, m, !m->owner_took_over);
         /* Marked rather than forgotten: the next scan would select it again. */
         m->denied = true;
         snprintf(m->why, sizeof(m->why), "released by an administrator");

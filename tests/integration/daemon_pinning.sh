@@ -32,11 +32,31 @@ fi
 taskset -pc "$mine" "$free_" > /dev/null
 wait_for "$free_ let go once its owner pinned it" not_listed "$free_"
 expect_eq "mask set by its owner kept" "$(allowed "$free_")" "$mine"
+# Nothing was given back: the owner's mask stands.
+restores() { status_json 2>/dev/null | sed -nE 's/^    "restores_total": ([0-9]+),?$/\1/p'; }
+expect_eq "restores_total after the owner took over" "$(restores)" 0
 stop_daemon TERM
 # Stopping restores what the daemon changed, never what an owner set since.
 expect_eq "owner's mask kept after the daemon stops" "$(allowed "$free_")" "$mine"
 
 start_daemon --comm "${tag}n" --include-pinned
 wait_for "pinned $pinned listed with --include-pinned" listed "$pinned"
+stop_daemon TERM
+
+# A placed process that execs into a name the daemon does not select is
+# released and its own mask put back: the daemon's pin is not its owner's.
+prog "${tag}b" busy
+start_daemon --comm "${tag}b"
+"$tmp/${tag}b" -c 'trap "exec sleep 600" USR1; while :; do :; done' &
+ex=$!; kids+=("$ex")
+placed_cpu() { status_json 2>/dev/null | grep -qE "\{\"pid\": $1, .*\"placed_cpu\": [0-9]+,"; }
+wait_for "$ex placed" placed_cpu "$ex"
+kill -USR1 "$ex"
+wait_for "$ex let go once it exec'd into sleep" not_listed "$ex"
+expect_eq "its own mask back after the exec" "$(allowed "$ex")" "$(allowed $$)"
+status_json > "$tmp/st"
+grep -qE "\{\"t\": [0-9.e+]+, \"pid\": $ex, .*\"why\": \"released: no longer selected\"" "$tmp/st" && ok ||
+  fail "no 'released' record for $ex: $(grep -o "\"pid\": $ex, [^}]*" "$tmp/st" | tail -1)"
+expect_eq "restores_total after the exec" "$(restores)" 1
 stop_daemon TERM
 finish
