@@ -251,7 +251,12 @@ static int cmd_status(int argc, char **argv)
         goto out_free;
     }
     if (!jv_get(root, "ok") || !jv_get(root, "ok")->b) {
+        const struct jv *input = jv_get(root, "input");
+
         cli_error("status", "%s", jv_str(jv_get(root, "error")) ?: "the daemon refused");
+        /* What the request asked for is wrong, not the daemon. */
+        if (input && input->b)
+            rc = CLI_EXIT_USAGE;
         goto out_free;
     }
     if (as_json) {

@@ -526,6 +526,16 @@ static void fail(struct corun_ctl_buf *b, const char *why)
     corun_ctl_buf_printf(b, "}");
 }
 
+/* A refusal the request itself caused (a setting or value the daemon does
+ * not take, a pid it does not manage): "input" says so, and corun status
+ * exits 2 for it as for any input error. */
+static void refuse(struct corun_ctl_buf *b, const char *why)
+{
+    corun_ctl_buf_printf(b, "{\"ok\": false, \"input\": true, \"error\": ");
+    corun_ctl_buf_jstr(b, why);
+    corun_ctl_buf_printf(b, "}");
+}
+
 static void set(struct corun_daemon *d, const struct corun_ctl_request *req,
                 struct corun_ctl_buf *b)
 {
@@ -541,7 +551,7 @@ static void set(struct corun_daemon *d, const struct corun_ctl_request *req,
                  "'%s' cannot be changed while running (interval, policy, max_migrations, "
                  "min_dwell, confirm can)",
                  req->key);
-        fail(b, why);
+        refuse(b, why);
         return;
     }
     if (!strcmp(req->key, "policy")) {
@@ -549,13 +559,13 @@ static void set(struct corun_daemon *d, const struct corun_ctl_request *req,
 
         if (!p) {
             snprintf(why, sizeof(why), "no policy '%.100s' in this build", req->value);
-            fail(b, why);
+            refuse(b, why);
             return;
         }
         d->policy = p;
     }
     if (corun_daemon_config_set(&d->cfg, "daemon", req->key, req->value, why, sizeof(why))) {
-        fail(b, why);
+        refuse(b, why);
         return;
     }
     corun__daemon_retune(d);
@@ -583,7 +593,7 @@ static void release_pid(struct corun_daemon *d, long long pid, struct corun_ctl_
         corun_ctl_buf_printf(b, "{\"ok\": true}");
         return;
     }
-    fail(b, "not a managed process");
+    refuse(b, "not a managed process");
 }
 
 void corun_daemon_ctl(void *user, const struct corun_ctl_peer *peer,

@@ -40,7 +40,17 @@ fi
 # root may.
 "$CORUN" status --socket "$sock" --set interval=0.3 > /dev/null; expect_eq "root --set exit" $? 0
 status_json | grep -q '"interval_s": 0.3,' && ok || fail "root's --set interval did not take"
-"$CORUN" status --socket "$sock" --set frobnicate=1 > /dev/null 2> "$tmp/e"; expect_eq "unknown setting exit" $? 1
+# What the daemon refuses because of the request is an input error: exit 2,
+# one line saying why, nothing changed.
+"$CORUN" status --socket "$sock" --set frobnicate=1 > /dev/null 2> "$tmp/e"; expect_eq "unknown setting exit" $? 2
+grep -q "^corun status: 'frobnicate' cannot be changed while running" "$tmp/e" && ok || fail "unknown setting: $(cat "$tmp/e")"
+"$CORUN" status --socket "$sock" --set interval=fast > /dev/null 2> "$tmp/e"; expect_eq "bad value exit" $? 2
+[[ $(wc -l < "$tmp/e") -eq 1 ]] && grep -q "interval" "$tmp/e" && ok || fail "bad value: $(cat "$tmp/e")"
+"$CORUN" status --socket "$sock" --set policy=nosuch > /dev/null 2> "$tmp/e"; expect_eq "unknown policy exit" $? 2
+grep -q "no policy 'nosuch'" "$tmp/e" && ok || fail "unknown policy: $(cat "$tmp/e")"
+status_json | grep -q '"interval_s": 0.3,' && ok || fail "a refused --set changed the interval"
+"$CORUN" status --socket "$sock" --release 1 > /dev/null 2> "$tmp/e"; expect_eq "release unmanaged exit" $? 2
+grep -q "not a managed process" "$tmp/e" && ok || fail "release unmanaged: $(cat "$tmp/e")"
 "$CORUN" status --socket "$sock" --pause > /dev/null; expect_eq "root --pause exit" $? 0
 "$CORUN" status --socket "$sock" --resume > /dev/null; expect_eq "root --resume exit" $? 0
 stop_daemon TERM
