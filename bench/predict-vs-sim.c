@@ -25,7 +25,10 @@
  * as well, every task of each plan: where the kernel put it and where the
  * plan does, its simulated and predicted speed.
  *
- * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v] [-m]
+ * With -e, every event of the engine's run (a move, one taken back, memory
+ * that followed its task) and its outcome-check counts.
+ *
+ * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v] [-m] [-e]
  * (MACHINE: a topology XML or a simulator preset; the mix is
  * `random:NTASKS:MIXSEED` of corun sim, or NTASKS tasks of the simulator
  * class CLASS, as bench/policies' homogeneous mixes, or its adversarial
@@ -96,16 +99,30 @@ static double truth(const struct corun_topo *t, const struct corun_sim_machine *
 
 /* Runs the engine with the corun policy through corun_sim_run_policy();
  * the learned profiles to @pr, their cpu where it left each task. */
+static void on_event(void *ctx, double t_s, const struct corun_engine_event *ev)
+{
+    static const char *kind[] = {"move", "undo", "memory"};
+
+    (void)ctx;
+    printf("  %6.2f s  %-6s task %3u  %4d -> %4d\n", t_s,
+           (unsigned)ev->kind < 3 ? kind[ev->kind] : "?", ev->idx, ev->from, ev->to);
+}
+
 static int run_corun(const struct corun_topo *t, const struct corun_sim_machine *m,
                      const struct corun_sim_task *tk, unsigned n, uint64_t seed,
-                     struct corun_task_profile *pr)
+                     struct corun_task_profile *pr, bool events)
 {
-    struct corun_sim_run_opts ro = {.duration_s = 10, .seed = seed, .profiles = pr};
+    struct corun_sim_run_opts ro = {
+        .duration_s = 10, .seed = seed, .profiles = pr, .on_event = events ? on_event : NULL};
     struct corun_sim_result r;
     int err = corun_sim_run_policy(t, m, tk, n, corun_policy_find("corun"), &ro, &r);
 
-    if (!err)
+    if (!err) {
+        if (events)
+            printf("engine: %u trials, %u taken back, %u plans doubted, %u memory moves\n",
+                   r.trials, r.reverted, r.doubted, r.mem_moves);
         corun_sim_result_release(&r);
+    }
     return err;
 }
 
@@ -194,17 +211,20 @@ int main(int argc, char **argv)
     struct corun_sim *os;
     struct corun_task_profile *pr;
     const char *syn;
-    bool verbose = false, by_cost = false, bad = argc < 4;
+    bool verbose = false, by_cost = false, events = false, bad = argc < 4;
     unsigned n;
     uint64_t rs;
-    int *cpu, *ocpu, *kcpu;
-    double *pc, *po, *tc, *to, PC, PO, TC, TO, TK, agg[CORUN_NCLASSES + 1][5] = {{0}};
+    int *cpu, *ocpu, *kcpu, *dcpu;
+    double *pc, *po, *tc, *to, PC, PO, PD = NAN, TC, TO, TK, TD = NAN,
+                                       agg[CORUN_NCLASSES + 1][5] = {{0}};
 
     for (int i = 5; i < argc; i++) {
         if (!strcmp(argv[i], "-v"))
             verbose = true;
         else if (!strcmp(argv[i], "-m"))
             by_cost = true;
+        else if (!strcmp(argv[i], "-e"))
+            events = true;
         else
             bad = true;
     }
@@ -212,11 +232,13 @@ int main(int argc, char **argv)
         verbose = true;
     else if (argc > 4 && !strcmp(argv[4], "-m"))
         by_cost = true;
+    else if (argc > 4 && !strcmp(argv[4], "-e"))
+        events = true;
     else if (argc > 4 && argv[4][0] == '-')
         bad = true;
     if (bad) {
         fprintf(stderr, "usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] "
-                        "[-v] [-m]\n");
+                        "[-v] [-m] [-e]\n");
         return 2;
     }
     if (strstr(argv[1], ".xml")) {
@@ -245,18 +267,19 @@ int main(int argc, char **argv)
     cpu = malloc(n * sizeof(*cpu));
     ocpu = malloc(n * sizeof(*ocpu));
     kcpu = malloc(n * sizeof(*kcpu));
+    dcpu = malloc(n * sizeof(*dcpu));
     pr = calloc(n, sizeof(*pr));
     pc = calloc(n, sizeof(double));
     po = calloc(n, sizeof(double));
     tc = calloc(n, sizeof(double));
     to = calloc(n, sizeof(double));
-    if (!cpu || !ocpu || !kcpu || !pr || !pc || !po || !tc || !to)
+    if (!cpu || !ocpu || !kcpu || !dcpu || !pr || !pc || !po || !tc || !to)
         return 1;
     /* Where the kernel puts them: where the engine starts. */
     for (unsigned i = 0; i < n; i++)
         kcpu[i] = -1;
     corun_sim_baseline_place(t, n, rs, kcpu);
-    if (run_corun(t, &m, w->tasks, n, rs, pr)) {
+    if (run_corun(t, &m, w->tasks, n, rs, pr, events)) {
         fprintf(stderr, "predict-vs-sim: the engine failed\n");
         return 1;
     }
@@ -281,14 +304,30 @@ int main(int argc, char **argv)
 
         PC = corun_policy_predict(&snap, cpu, pc);
         PO = corun_policy_predict(&snap, ocpu, po);
+        {
+            /* DI's plan from what corun learned, where corun left the tasks */
+            struct corun_plan dp = {.ntasks = n, .cpu = dcpu};
+
+            if (!corun_policy_find("di")->place(&snap, &dp))
+                PD = corun_policy_predict(&snap, dcpu, NULL);
+        }
         free(turbo);
     }
     TK = truth(t, &m, w->tasks, n, kcpu, tc);
     TC = truth(t, &m, w->tasks, n, cpu, tc);
     TO = truth(t, &m, w->tasks, n, ocpu, to);
+    if (!isnan(PD)) {
+        double *td = calloc(n, sizeof(double));
+
+        TD = td ? truth(t, &m, w->tasks, n, dcpu, td) : NAN;
+        free(td);
+    }
     printf("STP        corun  oracle  oracle/corun  (the kernel's start: %.3f simulated)\n", TK);
     printf("simulated %6.3f %7.3f  %+6.2f%%\n", TC, TO, (TO / TC - 1) * 100);
     printf("predicted %6.3f %7.3f  %+6.2f%%\n", PC, PO, (PO / PC - 1) * 100);
+    printf("DI's plan from the learned profiles: simulated %.3f (%+.2f%% over corun's), predicted "
+           "%.3f (%+.2f%%)\n",
+           TD, (TD / TC - 1) * 100, PD, (PD / PC - 1) * 100);
     for (unsigned i = 0; i < n; i++) {
         unsigned c = (unsigned)pr[i].cls < CORUN_NCLASSES ? (unsigned)pr[i].cls : CORUN_NCLASSES;
 
@@ -322,6 +361,7 @@ int main(int argc, char **argv)
     free(cpu);
     free(ocpu);
     free(kcpu);
+    free(dcpu);
     free(pr);
     free(pc);
     free(po);
