@@ -152,6 +152,15 @@ CORUN_API int corun_journal_write(const char *dir, const struct corun_journal_en
 CORUN_API int corun_journal_read(const char *path, struct corun_journal_entry *e,
                                  unsigned *bad_line);
 
+/*
+ * corun_journal_prepare() - makes @dir ready for corun_journal_write():
+ * creates it (mode 0700 for the parts made) if needed and checks that this
+ * process may create files in it. 0, or -errno: -ENOTDIR (a part is a
+ * file), -EACCES, -EROFS... Callers use it to refuse an unusable journal
+ * before anything is placed.
+ */
+CORUN_API int corun_journal_prepare(const char *dir);
+
 /* Removes the entry of @pid/@start_time from @dir. 0 (also when absent) or -errno. */
 CORUN_API int corun_journal_remove(const char *dir, pid_t pid, unsigned long long start_time);
 

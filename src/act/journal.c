@@ -140,6 +140,24 @@ static bool write_entry(FILE *f, const struct corun_journal_entry *e)
     return ok;
 }
 
+int corun_journal_prepare(const char *dir)
+{
+    struct stat st;
+    int err;
+
+    if (!dir)
+        return -EINVAL;
+    if ((err = make_dirs(dir)))
+        return err;
+    if (stat(dir, &st) < 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode))
+        return -ENOTDIR;
+    if (access(dir, W_OK | X_OK) < 0)
+        return -errno;
+    return 0;
+}
+
 int corun_journal_write(const char *dir, const struct corun_journal_entry *e)
 {
     char tmp[4200], final[4200];

@@ -847,8 +847,8 @@ static int cmd_batch(int argc, char **argv)
     b.jmax = a.jobs ? (unsigned)a.jobs : corun_topo_info(b.topo)->usable_pus;
     if (!b.jmax)
         b.jmax = 1;
-    rc = cli_act_open("batch", a.actuator, cli_journal_dir(a.journal, jdir, sizeof(jdir)), &b.ops,
-                      &b.act);
+    rc = cli_act_open("batch", a.actuator, cli_journal_dir(a.journal, jdir, sizeof(jdir)),
+                      a.journal, &b.ops, &b.act);
     if (rc)
         goto out_topo;
     /* Orphans of our jobs come to us, not to init: we reap them. */

@@ -465,8 +465,8 @@ static int cmd_run(int argc, char **argv)
         goto out_set;
     if (corun_cpuset_count(&set)) {
         corun_cpuset_format(&set, placed, sizeof(placed));
-        rc = cli_act_open("run", a.actuator, cli_journal_dir(a.journal, jdir, sizeof(jdir)), &ops,
-                          &act);
+        rc = cli_act_open("run", a.actuator, cli_journal_dir(a.journal, jdir, sizeof(jdir)),
+                          a.journal, &ops, &act);
         if (rc)
             goto out_set;
     }

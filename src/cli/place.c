@@ -32,7 +32,7 @@ static void dry_log(void *user, enum corun_log_level level, const char *msg)
     fprintf(stderr, "corun: %s\n", msg);
 }
 
-int cli_act_open(const char *cmd, const char *name, const char *journal,
+int cli_act_open(const char *cmd, const char *name, const char *journal, bool given,
                  const struct corun_act_ops **ops, void **state)
 {
     struct corun_act_opts opts = {.journal_dir = journal};
@@ -46,6 +46,11 @@ int cli_act_open(const char *cmd, const char *name, const char *journal,
         cli_error(cmd, "actuator %s cannot work here: %s", (*ops)->name,
                   why[0] ? why : corun_strerror(err));
         return CLI_EXIT_FAIL;
+    }
+    /* A dry run changes nothing, so it journals nothing and makes no folder. */
+    if (given && *ops != &corun_act_dryrun && (err = corun_journal_prepare(journal))) {
+        cli_error(cmd, "--journal-dir %s: %s", journal, corun_strerror(err));
+        return CLI_EXIT_USAGE;
     }
     if (*ops == &corun_act_dryrun)
         corun_log_set(dry_log, NULL, cli_verbose >= 2 ? CORUN_LOG_DEBUG : CORUN_LOG_INFO);

@@ -22,11 +22,14 @@
 const char *cli_journal_dir(const char *given, char *buf, size_t len);
 
 /*
- * Opens the actuator @name (NULL: "affinity") with the journal in @journal.
- * Prints "corun CMD: ..." and returns 2 for an unknown name, 1 when the
- * backend cannot work here (with its reason); 0 on success.
+ * Opens the actuator @name (NULL: "affinity") with the journal in @journal
+ * (@given: the user named it with --journal-dir). Prints "corun CMD: ..."
+ * and returns 2 for an unknown name or a given journal folder that cannot
+ * be made or written (nothing could be placed with it: the user said where
+ * and must hear it at once, not once per task), 1 when the backend cannot
+ * work here (with its reason); 0 on success.
  */
-int cli_act_open(const char *cmd, const char *name, const char *journal,
+int cli_act_open(const char *cmd, const char *name, const char *journal, bool given,
                  const struct corun_act_ops **ops, void **state);
 
 /* The policy named @name, or the default ("corun" when registered, else

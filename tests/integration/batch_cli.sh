@@ -124,6 +124,18 @@ printf 'touch %s\n' "$tmp/ran" > "$tmp/ran.jobs"
 expect_eq "unwritable --json exit" $? 2
 [[ ! -e $tmp/ran ]] && ok || fail "a job ran before the unwritable --json was noticed"
 grep -q "no/such/dir/b.json" "$tmp/e" && ok || fail "unwritable --json not named: $(cat "$tmp/e")"
+# So does a --journal-dir that cannot hold the journal: one line, exit 2,
+# not one warning per job that then runs unplaced.
+: > "$tmp/afile"
+"$CORUN" batch --journal-dir "$tmp/afile/j" "$tmp/ran.jobs" > /dev/null 2> "$tmp/e"
+expect_eq "unusable --journal-dir exit" $? 2
+[[ ! -e $tmp/ran ]] && ok || fail "a job ran before the unusable --journal-dir was noticed"
+expect_eq "unusable --journal-dir: one line" "$(wc -l < "$tmp/e")" 1
+grep -q "^corun batch: --journal-dir $tmp/afile/j: Not a directory" "$tmp/e" && ok || fail "unusable --journal-dir: $(cat "$tmp/e")"
+"$CORUN" batch --journal-dir "$tmp/new/j" "$tmp/ran.jobs" > /dev/null 2> "$tmp/e"
+expect_eq "missing --journal-dir made" $? 0
+[[ -d $tmp/new/j && -e $tmp/ran ]] && ok || fail "missing --journal-dir not made, or the job did not run"
+rm -f "$tmp/ran"
 "$CORUN" batch -j 0 "$tmp/two.jobs" > /dev/null 2>&1; expect_eq "-j 0" $? 2
 "$CORUN" batch --compare nosuch "$tmp/two.jobs" > /dev/null 2>&1; expect_eq "--compare unknown" $? 2
 

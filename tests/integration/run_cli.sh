@@ -48,10 +48,17 @@ got=$("$CORUN" run --journal "$J" --policy spread -- sh -c 'sed -n "s/^Cpus_allo
 got=$("$CORUN" run --journal "$J" --policy linux -- sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/self/status' 2> /dev/null)
 expect_eq "linux policy leaves the affinity" "$got" "$mine"
 
-# No journal, no change: an unwritable journal leaves the command unplaced.
-got=$("$CORUN" run --journal /proc/corun-cannot-be --cpus "$last" -- sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/self/status' 2> "$tmp/e")
+# No journal, no change: where the default journal cannot be written
+# ($XDG_RUNTIME_DIR/corun here), the command runs unplaced, with a warning.
+got=$(XDG_RUNTIME_DIR=/proc/corun-cannot-be "$CORUN" run --cpus "$last" -- sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/self/status' 2> "$tmp/e")
 expect_eq "unjournaled placement not made" "$got" "$mine"
 grep -q "running unplaced" "$tmp/e" && ok || fail "no warning for an unwritable journal: $(cat "$tmp/e")"
+# A journal folder the user names and that cannot be made is an input
+# error: one line, exit 2, the command not run.
+"$CORUN" run --journal /proc/corun-cannot-be --cpus "$last" -- touch "$tmp/ran" > /dev/null 2> "$tmp/e"
+expect_eq "unusable --journal exit" $? 2
+[[ ! -e $tmp/ran ]] && ok || fail "the command ran with an unusable --journal"
+grep -q "^corun run: --journal-dir /proc/corun-cannot-be: No such file or directory" "$tmp/e" && ok || fail "unusable --journal: $(cat "$tmp/e")"
 
 # The dry run says what it would do and changes nothing.
 got=$("$CORUN" run --journal "$J" --actuator dryrun --cpus "$last" -- sh -c 'sed -n "s/^Cpus_allowed_list:\s*//p" /proc/self/status' 2> "$tmp/e")
