@@ -235,6 +235,12 @@ static void usable_sizes(unsigned pus, unsigned *sizes, unsigned *ns, bool quick
             sizes[(*ns)++] = all[i];
 }
 
+/* Machine files by name (the array holds pointers to them). */
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int main(int argc, char **argv)
 {
     struct corun_sim_run_opts ro = {.duration_s = 10, .seeds = 3, .seed = 1};
@@ -277,7 +283,7 @@ int main(int argc, char **argv)
         if (strstr(e->d_name, ".xml") && nnames < 64)
             names[nnames++] = strdup(e->d_name);
     closedir(d);
-    qsort(names, nnames, sizeof(*names), (int (*)(const void *, const void *))strcmp);
+    qsort(names, nnames, sizeof(*names), cmp_name);
     /* Fixture topologies with resources derived by the simulator, then the
      * presets with their published parameters. */
     for (unsigned i = 0; i < nnames + (presets ? 5 : 0); i++) {
