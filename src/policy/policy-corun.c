@@ -29,12 +29,15 @@
  *     puts more tasks on shared SMT cores than the best so far, or than
  *     where the tasks run, must win by a tenth of what the predictor says
  *     sharing costs the tasks it adds (spill included): its speeds of such
- *     tasks are its least sure. A first plan that beats the kernel's
- *     placement by less than 0.1% is a tie, and the kernel's is kept. A
- *     plan that moves more tasks than the caller moves in a round
- *     (snapshot.max_moves) is reached in parts, each of which must pay for
- *     itself: it must beat the search from the current placement by a
- *     move cost more per task it moves beyond that one's.
+ *     tasks are its least sure. Where the predictor rates DI's plan within
+ *     0.05% of the best one and it moves no more tasks, DI's is taken: a
+ *     tie the predictor cannot break, which DI breaks on each task's own
+ *     miss rate. A first plan that beats the kernel's placement by less
+ *     than 0.1% is a tie, and the kernel's is kept. A plan that moves
+ *     more tasks than the caller moves in a round (snapshot.max_moves) is
+ *     reached in parts, each of which must pay for itself: it must beat
+ *     the search from the current placement by a move cost more per task
+ *     it moves beyond that one's.
  *
  * Source: ours. It combines the cache/memory-domain balancing of
  * Distributed Intensity (Zhuravlev et al., ASPLOS 2010), the SMT symbiosis of
@@ -775,6 +778,23 @@ static uint64_t search_budget(unsigned n, unsigned searches)
  */
 #define CORUN_TIE 0.001
 
+/*
+ * DI's plan (policy-di.c) is taken when the predictor rates it within this
+ * share of the best plan's objective (move costs included) and it moves no
+ * more tasks than that plan: a tie the predictor cannot break, and DI
+ * breaks it on what the predictor does not use, each task's own miss rate
+ * (the predictor's core table goes by class, and two tasks of a class are
+ * one to it). A tie buys no moves: where the kernel's placement needs one
+ * swap, the swap is the plan. On bench/heldout5's i7-6700 mixed 8 (seed 1)
+ * corun's final placement and DI's tied to 0.01% in the predictor and
+ * simulated 4.305 and 4.313; docs/internals/policy.md has the figures.
+ * DI deals each task by a scan of the free CPUs, quadratic in the tasks
+ * (18 ms for bench/place-scale's 2048): past CORUN_DI_TIE_MAX tasks it is
+ * not consulted (at 256, a sixty-fourth of that).
+ */
+#define CORUN_DI_TIE     0.0005
+#define CORUN_DI_TIE_MAX 256
+
 /* The doubt about plan @cpu, spill included (CORUN_SMT_DOUBT); @scratch
  * holds ncore + n entries, @l3 room for the L3 pressure of each L3 and then
  * of each core. */
@@ -944,6 +964,30 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
             alt[i] = (int)cpus[i];
         obj_alt = corun__search(&pm, alt, cur, snap->move_cost, rng, search_budget(n, nsearch));
         if (beats(&pm, alt, obj_alt, plan->cpu, obj, scratch, l3)) {
+            memcpy(plan->cpu, alt, n * sizeof(*alt));
+            obj = obj_alt;
+        }
+    }
+    /* DI's plan, where the predictor cannot tell it from the best so far
+     * (CORUN_DI_TIE); not where it shares more cores than the doubt that
+     * adds lets it (beats()). */
+    if (n <= CORUN_DI_TIE_MAX) {
+        struct corun_plan dp = {.ntasks = n, .cpu = alt};
+        unsigned md = 0, mb = 0;
+        double more = 0;
+
+        err = corun__policy_di.place(snap, &dp);
+        if (err)
+            goto out_free;
+        obj_alt = corun__objective(&pm, alt, cur, snap->move_cost);
+        if (pm.ncore)
+            more = share_doubt(&pm, alt, scratch, l3) - share_doubt(&pm, plan->cpu, scratch, l3);
+        /* A tie buys no moves: DI's plan moves no more tasks than the best. */
+        for (unsigned i = 0; i < n; i++) {
+            md += cur[i] >= 0 && alt[i] != cur[i];
+            mb += cur[i] >= 0 && plan->cpu[i] != cur[i];
+        }
+        if (md <= mb && obj_alt >= obj - CORUN_DI_TIE * fabs(obj) + (more > 0 ? more : 0)) {
             memcpy(plan->cpu, alt, n * sizeof(*alt));
             obj = obj_alt;
         }

@@ -6,7 +6,8 @@
  * growing with the load on the LLC above, classmates' pressure by their
  * miss counts, the turbo table, a near plan preferred under a cap on
  * moves, memory load shared by time with the local search kept exact, a
- * memory share measured on an E-core taken back to a P-core's clock; and,
+ * memory share measured on an E-core taken back to a P-core's clock, ties
+ * the predictor cannot break left to DI's plan; and,
  * for every policy on every fixture topology, valid and deterministic
  * plans, from nowhere and from a placement that time-shares CPUs.
  */
@@ -626,6 +627,52 @@ static void test_smt_crowd(void **state)
 }
 
 /*
+ * Where the predictor cannot tell plans apart, corun takes DI's: four sheep
+ * the predictor sees alike (one class, no learned figures, no shared cache,
+ * one memory node: every pairing predicts the same), two of which miss
+ * eight times as often. DI puts the two that miss most on different cores;
+ * so does corun, with every seed of its search.
+ */
+static void test_di_breaks_ties(void **state)
+{
+    struct corun_topo *t = synthetic_topo("core:2 pu:2");
+    struct corun_task_profile tk[4];
+    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk, .seed = 1};
+    int cpu[4], together[4] = {0, 1, 2, 3}, apart[4] = {0, 2, 1, 3};
+
+    for (unsigned i = 0; i < 4; i++) {
+        tk[i] = task(i, CORUN_CLASS_SHEEP);
+        tk[i].ipc = 1.0;
+        tk[i].freq_ratio = 1;
+        tk[i].llc_mpki = i < 2 ? 8 : 1;
+    }
+    /* The predictor has no preference... */
+    assert_true(fabs(corun_policy_predict(&s, together, NULL) -
+                     corun_policy_predict(&s, apart, NULL)) < 1e-12);
+    place("di", &s, cpu);
+    assert_false(corun_topo_shares(t, (unsigned)cpu[0], (unsigned)cpu[1], CORUN_LEVEL_CORE));
+    /* ...and corun takes DI's plan. */
+    for (unsigned seed = 1; seed <= 8; seed++) {
+        s.seed = seed;
+        place("corun", &s, cpu);
+        assert_false(corun_topo_shares(t, (unsigned)cpu[0], (unsigned)cpu[1], CORUN_LEVEL_CORE));
+    }
+    /* Where the two run together, a first plan keeps the kernel's placement
+     * it ties with (CORUN_TIE), and a later one, which must pay its moves,
+     * keeps the current one: DI's plan breaks ties between plans, not the
+     * hysteresis. */
+    for (unsigned i = 0; i < 4; i++)
+        tk[i].cpu = together[i];
+    place("corun", &s, cpu);
+    assert_memory_equal(cpu, together, sizeof(cpu));
+    s.round = 3;
+    s.move_cost = 0.01;
+    place("corun", &s, cpu);
+    assert_memory_equal(cpu, together, sizeof(cpu));
+    corun_topo_free(t);
+}
+
+/*
  * A CPU under no L3 of a machine with one (bench/heldout8's Meteor Lake: its
  * low-power E-cores 20-21 sit outside the compute tile's L3) keeps none of
  * it: a rabbit alone there is predicted well below one alone on an E-core
@@ -1112,6 +1159,7 @@ int main(void)
         cmocka_unit_test(test_check_plan),
         cmocka_unit_test(test_predict_orderings),
         cmocka_unit_test(test_smt_crowd),
+        cmocka_unit_test(test_di_breaks_ties),
         cmocka_unit_test(test_no_l3_cpu),
         cmocka_unit_test(test_predict_spill),
         cmocka_unit_test(test_predict_miss_scale),
