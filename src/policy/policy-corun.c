@@ -785,7 +785,8 @@ static uint64_t search_budget(unsigned n, unsigned searches)
  * breaks it on what the predictor does not use, each task's own miss rate
  * (the predictor's core table goes by class, and two tasks of a class are
  * one to it). A tie buys no moves: where the kernel's placement needs one
- * swap, the swap is the plan. On bench/heldout5's i7-6700 mixed 8 (seed 1)
+ * swap, the swap is the plan (DI's plan is first aligned with where the
+ * tasks run, align_cores()). On bench/heldout5's i7-6700 mixed 8 (seed 1)
  * corun's final placement and DI's tied to 0.01% in the predictor and
  * simulated 4.305 and 4.313; docs/internals/policy.md has the figures.
  * DI deals each task by a scan of the free CPUs, quadratic in the tasks
@@ -794,6 +795,123 @@ static uint64_t search_budget(unsigned n, unsigned searches)
  */
 #define CORUN_DI_TIE     0.0005
 #define CORUN_DI_TIE_MAX 256
+
+/* Whether the predictor cannot tell cores @a and @b apart: as many CPUs,
+ * the same L2, L3, memory domain and package, the same capacity. */
+static bool cores_alike(const struct corun__pm *pm, const unsigned *cstart, const unsigned *clist,
+                        unsigned a, unsigned b)
+{
+    unsigned ca = clist[cstart[a]], cb = clist[cstart[b]];
+
+    if (cstart[a + 1] - cstart[a] != cstart[b + 1] - cstart[b] || pm->pkg[ca] != pm->pkg[cb] ||
+        fabs(pm->cap[ca] - pm->cap[cb]) > 1e-9)
+        return false;
+    for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
+        if (DOM(pm, ca, li) != DOM(pm, cb, li))
+            return false;
+    return true;
+}
+
+/* How many of the tasks on core @from (@occ: the task on each CPU, -1)
+ * run on core @to now. */
+static unsigned stay_on(const struct corun__pm *pm, const unsigned *cstart, const unsigned *clist,
+                        const int *occ, const int *cur, unsigned from, unsigned to)
+{
+    unsigned k = 0;
+
+    for (unsigned i = cstart[from]; i < cstart[from + 1]; i++) {
+        int t = occ[clist[i]];
+
+        k += t >= 0 && cur[t] >= 0 && pm->core[cur[t]] == (int)to;
+    }
+    return k;
+}
+
+/*
+ * Plan @v (DI's) moved onto where its tasks run (@cur) without changing
+ * what the predictor sees: the tasks of two cores it cannot tell apart
+ * trade cores when more of them then stay where they run, and inside a
+ * core each task takes the thread it runs on. DI deals its groups to cores
+ * in its own order, so its plan can move every task where the same groups
+ * on other cores move two. A plan that time-shares a CPU, or a machine
+ * without cores, is left as it is. 0 or -ENOMEM.
+ */
+static int align_cores(const struct corun__pm *pm, int *v, const int *cur)
+{
+    unsigned n = pm->n, nc = pm->ncore, *cstart = NULL, *clist = NULL;
+    int *occ = NULL, err = -ENOMEM;
+    bool better = true;
+
+    if (!nc)
+        return 0;
+    cstart = calloc(nc + 2, sizeof(*cstart));
+    clist = malloc((pm->ncpus ? pm->ncpus : 1) * sizeof(*clist));
+    occ = malloc((pm->ncpus ? pm->ncpus : 1) * sizeof(*occ));
+    if (!cstart || !clist || !occ)
+        goto out;
+    err = 0;
+    for (unsigned c = 0; c < pm->ncpus; c++)
+        occ[c] = -1;
+    for (unsigned i = 0; i < n; i++) {
+        if (v[i] < 0 || occ[v[i]] >= 0 || pm->core[v[i]] < 0)
+            goto out; /* time-shared, unplaced or off every core: as it is */
+        occ[v[i]] = (int)i;
+    }
+    /* The usable CPUs of each core, in order: counting sort. */
+    for (unsigned c = 0; c < pm->ncpus; c++)
+        if (pm->core[c] >= 0 && corun_topo_cpu(pm->topo, c)->usable)
+            cstart[pm->core[c] + 2]++;
+    for (unsigned k = 0; k < nc; k++)
+        cstart[k + 2] += cstart[k + 1];
+    for (unsigned c = 0; c < pm->ncpus; c++)
+        if (pm->core[c] >= 0 && corun_topo_cpu(pm->topo, c)->usable)
+            clist[cstart[pm->core[c] + 1]++] = c;
+    for (unsigned pass = 0; better && pass < 4; pass++) {
+        better = false;
+        for (unsigned a = 0; a < nc; a++)
+            for (unsigned b = a + 1; b < nc; b++) {
+                unsigned now = stay_on(pm, cstart, clist, occ, cur, a, a) +
+                               stay_on(pm, cstart, clist, occ, cur, b, b);
+                unsigned then = stay_on(pm, cstart, clist, occ, cur, a, b) +
+                                stay_on(pm, cstart, clist, occ, cur, b, a);
+
+                if (then <= now || cstart[a] == cstart[a + 1] ||
+                    !cores_alike(pm, cstart, clist, a, b))
+                    continue;
+                for (unsigned k = 0; k < cstart[a + 1] - cstart[a]; k++) {
+                    unsigned ca = clist[cstart[a] + k], cb = clist[cstart[b] + k];
+                    int t = occ[ca];
+
+                    occ[ca] = occ[cb];
+                    occ[cb] = t;
+                }
+                better = true;
+            }
+    }
+    /* Inside each core, each task on the thread it runs on when it can (not
+     * at the cost of one there already: where the current placement
+     * time-shares, two tasks run on one). Each swap puts one more task
+     * where it runs, so this ends. */
+    for (unsigned k = 0; k < nc; k++)
+        for (unsigned i = cstart[k]; i < cstart[k + 1]; i++) {
+            int t;
+
+            while ((t = occ[clist[i]]) >= 0 && cur[t] >= 0 && (unsigned)cur[t] != clist[i] &&
+                   pm->core[cur[t]] == (int)k && corun_topo_cpu(pm->topo, cur[t])->usable &&
+                   !(occ[cur[t]] >= 0 && cur[occ[cur[t]]] == cur[t])) {
+                occ[clist[i]] = occ[cur[t]];
+                occ[cur[t]] = t;
+            }
+        }
+    for (unsigned c = 0; c < pm->ncpus; c++)
+        if (occ[c] >= 0)
+            v[occ[c]] = (int)c;
+out:
+    free(cstart);
+    free(clist);
+    free(occ);
+    return err;
+}
 
 /* The doubt about plan @cpu, spill included (CORUN_SMT_DOUBT); @scratch
  * holds ncore + n entries, @l3 room for the L3 pressure of each L3 and then
@@ -977,6 +1095,8 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
         double more = 0;
 
         err = corun__policy_di.place(snap, &dp);
+        if (!err)
+            err = align_cores(&pm, alt, cur);
         if (err)
             goto out_free;
         obj_alt = corun__objective(&pm, alt, cur, snap->move_cost);
