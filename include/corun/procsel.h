@@ -168,8 +168,12 @@ CORUN_API int corun_procsel_sched(struct corun_procsel *sel, pid_t pid, uint64_t
  * ran plus the time they waited to run, per second. A single thread asks
  * for one CPU at most, whether it gets it or waits for it; a process whose
  * threads want more than one CPU shows more, even on a crowded machine.
- * NaN when it cannot be known: either reading lacks schedstat, @dt_ns is 0,
- * or a sum fell (a thread exited). Pure.
+ * At most one CPU a thread (the larger thread count of the two readings,
+ * when known): the scheduler counts a wait when it ends, so a long one
+ * that began before @before would otherwise land whole in this interval
+ * (a spinner sharing its CPU on a loaded 2-CPU machine read 1.8). NaN when
+ * it cannot be known: either reading lacks schedstat, @dt_ns is 0, or a
+ * sum fell (a thread exited). Pure.
  */
 CORUN_API double corun_procsel_cpus_wanted(const struct corun_proc_sched *before,
                                            const struct corun_proc_sched *after, uint64_t dt_ns);

@@ -20,8 +20,10 @@
  *     or under ONE_CPU (1.1).
  *
  * Why these numbers. A single thread can ask for one CPU at most, running or
- * waiting, so 1.5 is out of its reach even with the scheduler's accounting
- * late by a third of an interval (a wait is counted when it ends); it is a
+ * waiting, so 1.5 is out of its reach (corun_procsel_cpus_wanted() counts
+ * no more than one CPU a thread: the scheduler counts a wait when it ends,
+ * and a long one landed whole in one interval, 1.8 CPUs for a spinner
+ * sharing its CPU under a sanitizer's load); it is a
  * second thread busy at least half the time, corun run's "busy thread".
  * While the process is pinned to one CPU it runs at most the interval, so
  * asking for more than 1.5 means its threads waited for that CPU more than

@@ -708,11 +708,19 @@ int corun_procsel_sched(struct corun_procsel *s, pid_t pid, uint64_t start_ticks
 double corun_procsel_cpus_wanted(const struct corun_proc_sched *before,
                                  const struct corun_proc_sched *after, uint64_t dt_ns)
 {
+    unsigned threads;
+    double w;
+
     if (!before || !after || !before->have_sched || !after->have_sched || !dt_ns ||
         after->run_ns < before->run_ns || after->delay_ns < before->delay_ns)
         return NAN;
-    return (double)(after->run_ns - before->run_ns + after->delay_ns - before->delay_ns) /
-           (double)dt_ns;
+    w = (double)(after->run_ns - before->run_ns + after->delay_ns - before->delay_ns) /
+        (double)dt_ns;
+    /* A wait is counted when it ends, whole: one that began before
+     * @before lands in this interval in full. No thread asks for more than
+     * one CPU, so no more than one CPU a thread is counted. */
+    threads = before->nthreads > after->nthreads ? before->nthreads : after->nthreads;
+    return threads && w > threads ? threads : w;
 }
 
 /* Appends @p to the growing array *@v. 0 or -ENOMEM. */

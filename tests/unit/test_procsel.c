@@ -359,8 +359,9 @@ static void test_sched_sums_threads(void **state)
 }
 
 /* CPUs asked for between two readings: time run plus time waited, per
- * second; unknown (NaN), never 0, without schedstat, without an interval,
- * or when a sum fell (a thread exited with its times). */
+ * second, at most one CPU a thread; unknown (NaN), never 0, without
+ * schedstat, without an interval, or when a sum fell (a thread exited
+ * with its times). */
 static void test_cpus_wanted(void **state)
 {
     struct corun_proc_sched a = {.have_sched = true, .run_ns = 1000, .delay_ns = 500};
@@ -376,6 +377,17 @@ static void test_cpus_wanted(void **state)
     assert_true(isnan(corun_procsel_cpus_wanted(&none, &b, 1000000)));
     assert_true(isnan(corun_procsel_cpus_wanted(&a, &none, 1000000)));
     assert_true(isnan(corun_procsel_cpus_wanted(NULL, &b, 1000000)));
+    /* One thread asks for one CPU at most: a long wait counted whole when
+     * it ends (1.8 CPUs' worth in one interval) is not two threads. Two
+     * threads may ask for two; the larger count of the readings holds. */
+    a.nthreads = b.nthreads = 1;
+    assert_true(fabs(corun_procsel_cpus_wanted(&a, &b, 1000000) - 1.0) < 1e-9);
+    assert_true(fabs(corun_procsel_cpus_wanted(&a, &b, 3000000) - 1.0) < 1e-9);
+    assert_true(fabs(corun_procsel_cpus_wanted(&a, &b, 6000000) - 0.5) < 1e-9);
+    b.nthreads = 2;
+    assert_true(fabs(corun_procsel_cpus_wanted(&a, &b, 1000000) - 2.0) < 1e-9);
+    a.nthreads = 3;
+    assert_true(fabs(corun_procsel_cpus_wanted(&a, &b, 1000000) - 3.0) < 1e-9);
 }
 
 /* ---- the live root: the cheap revisit of known processes -------------------- */
