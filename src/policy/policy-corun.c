@@ -796,15 +796,19 @@ static uint64_t search_budget(unsigned n, unsigned searches)
 #define CORUN_DI_TIE     0.0005
 #define CORUN_DI_TIE_MAX 256
 
-/* Whether the predictor cannot tell cores @a and @b apart: as many CPUs,
- * the same L2, L3, memory domain and package, the same capacity. */
+/* Whether the predictor cannot tell cores @a and @b apart: as many usable
+ * CPUs (one at least), the same L2, L3, memory domain and package, the
+ * same capacity. */
 static bool cores_alike(const struct corun__pm *pm, const unsigned *cstart, const unsigned *clist,
                         unsigned a, unsigned b)
 {
-    unsigned ca = clist[cstart[a]], cb = clist[cstart[b]];
+    unsigned ca, cb;
 
-    if (cstart[a + 1] - cstart[a] != cstart[b + 1] - cstart[b] || pm->pkg[ca] != pm->pkg[cb] ||
-        fabs(pm->cap[ca] - pm->cap[cb]) > 1e-9)
+    if (cstart[a + 1] - cstart[a] != cstart[b + 1] - cstart[b] || cstart[a] == cstart[a + 1])
+        return false;
+    ca = clist[cstart[a]];
+    cb = clist[cstart[b]];
+    if (pm->pkg[ca] != pm->pkg[cb] || fabs(pm->cap[ca] - pm->cap[cb]) > 1e-9)
         return false;
     for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
         if (DOM(pm, ca, li) != DOM(pm, cb, li))
@@ -875,8 +879,7 @@ static int align_cores(const struct corun__pm *pm, int *v, const int *cur)
                 unsigned then = stay_on(pm, cstart, clist, occ, cur, a, b) +
                                 stay_on(pm, cstart, clist, occ, cur, b, a);
 
-                if (then <= now || cstart[a] == cstart[a + 1] ||
-                    !cores_alike(pm, cstart, clist, a, b))
+                if (then <= now || !cores_alike(pm, cstart, clist, a, b))
                     continue;
                 for (unsigned k = 0; k < cstart[a + 1] - cstart[a]; k++) {
                     unsigned ca = clist[cstart[a] + k], cb = clist[cstart[b] + k];
