@@ -152,168 +152,6 @@ static int pick_slots(struct ctx *cx, unsigned cap, unsigned *kept)
 
 /* ---- step 3: SMT pairing ---------------------------------------------------- */
 
-/*
- * Exact minimum-weight choice of @npairs pairs among @nt tasks (the rest
- * alone) by dynamic programming over subsets: the lowest task left is either
- * alone or paired with another. @cost is nt*nt. Pairs go to @mate (-1 alone).
- */
-static int match_exact(const double *cost, unsigned nt, unsigned npairs, int *mate)
-{
-    unsigned nsingle = nt - 2 * npairs, full = (1u << nt) - 1;
-    size_t states = (size_t)(full + 1) * (nsingle + 1);
-    double *dp = malloc(states * sizeof(*dp));
-    signed char *choice = malloc(states);
-
-    if (!dp || !choice) {
-        free(dp);
-        free(choice);
-        return -ENOMEM;
-    }
-    /* dp[mask][s]: least cost to finish the tasks in mask with s singles
-     * still allowed; iterate masks by increasing size (subsets first). */
-    for (unsigned mask = 0; mask <= full; mask++) {
-        for (unsigned s = 0; s <= nsingle; s++) {
-            size_t at = (size_t)mask * (nsingle + 1) + s;
-            unsigned i, rest;
-            double best = INFINITY;
-            int bc = -2;
-
-            if (!mask) {
-                dp[at] = s == 0 ? 0 : INFINITY;
-                choice[at] = -2;
-                continue;
-            }
-            i = (unsigned)__builtin_ctz(mask);
-            rest = mask & ~(1u << i);
-            if (s > 0 && dp[(size_t)rest * (nsingle + 1) + s - 1] < best) {
-                best = dp[(size_t)rest * (nsingle + 1) + s - 1];
-                bc = -1;
-            }
-            for (unsigned j = i + 1; j < nt; j++) {
-                double v;
-
-                if (!(rest & (1u << j)))
-                    continue;
-                v = cost[i * nt + j] + dp[(size_t)(rest & ~(1u << j)) * (nsingle + 1) + s];
-                if (v < best) {
-                    best = v;
-                    bc = (int)j;
-                }
-            }
-            dp[at] = best;
-            choice[at] = (signed char)bc;
-        }
-    }
-    for (unsigned mask = full, s = nsingle; mask;) {
-        unsigned i = (unsigned)__builtin_ctz(mask);
-        int c = choice[(size_t)mask * (nsingle + 1) + s];
-
-        mask &= ~(1u << i);
-        if (c == -1) {
-            mate[i] = -1;
-            s--;
-        } else {
-            mate[i] = c;
-            mate[c] = (int)i;
-            mask &= ~(1u << (unsigned)c);
-        }
-    }
-    free(dp);
-    free(choice);
-    return 0;
-}
-
-struct pair_c {
-    double cost;
-    unsigned a, b;
-};
-
-static int by_cost(const void *x, const void *y)
-{
-    const struct pair_c *p = x, *q = y;
-
-    if (p->cost != q->cost)
-        return p->cost < q->cost ? -1 : 1;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    return p->b < q->b ? -1 : p->b > q->b;
-}
-
-/* Greedy: cheapest pairs first, then exchanges between two pairs and
- * between a pair and a single until none helps (bounded passes). */
-static int match_greedy(const double *cost, unsigned nt, unsigned npairs, int *mate)
-{
-    size_t np = (size_t)nt * (nt - 1) / 2, k = 0;
-    struct pair_c *pc = malloc((np ? np : 1) * sizeof(*pc));
-    unsigned made = 0;
-
-    if (!pc)
-        return -ENOMEM;
-    for (unsigned a = 0; a < nt; a++)
-        for (unsigned b = a + 1; b < nt; b++)
-            pc[k++] = (struct pair_c){cost[a * nt + b], a, b};
-    qsort(pc, np, sizeof(*pc), by_cost);
-    for (unsigned i = 0; i < nt; i++)
-        mate[i] = -1;
-    for (size_t i = 0; i < np && made < npairs; i++)
-        if (mate[pc[i].a] < 0 && mate[pc[i].b] < 0) {
-            mate[pc[i].a] = (int)pc[i].b;
-            mate[pc[i].b] = (int)pc[i].a;
-            made++;
-        }
-    free(pc);
-    for (unsigned pass = 0; pass < 8; pass++) {
-        bool improved = false;
-
-        for (unsigned a = 0; a < nt; a++) {
-            int b = mate[a];
-
-            if (b < 0 || (unsigned)b < a)
-                continue;
-            for (unsigned c = 0; c < nt; c++) {
-                int d = mate[c];
-                double now, alt1, alt2;
-
-                if (c == a || (int)c == b)
-                    continue;
-                if (d < 0) { /* c alone: try c in place of a, or of b */
-                    now = cost[a * nt + b];
-                    alt1 = cost[c * nt + b];
-                    alt2 = cost[a * nt + c];
-                    if (alt1 < now - 1e-12 && alt1 <= alt2) {
-                        mate[c] = b, mate[b] = (int)c, mate[a] = -1;
-                        improved = true;
-                        break;
-                    }
-                    if (alt2 < now - 1e-12) {
-                        mate[c] = (int)a, mate[a] = (int)c, mate[b] = -1;
-                        b = (int)c;
-                        improved = true;
-                    }
-                    continue;
-                }
-                if ((unsigned)d < c)
-                    continue;
-                now = cost[a * nt + b] + cost[c * nt + d];
-                alt1 = cost[a * nt + c] + cost[b * nt + d];
-                alt2 = cost[a * nt + d] + cost[b * nt + c];
-                if (alt1 < now - 1e-12 && alt1 <= alt2) {
-                    mate[a] = (int)c, mate[c] = (int)a, mate[b] = d, mate[d] = b;
-                    b = (int)c;
-                    improved = true;
-                } else if (alt2 < now - 1e-12) {
-                    mate[a] = d, mate[d] = (int)a, mate[b] = (int)c, mate[c] = b;
-                    b = d;
-                    improved = true;
-                }
-            }
-        }
-        if (!improved)
-            break;
-    }
-    return 0;
-}
-
 static int by_cap_desc(const void *x, const void *y, void *arg)
 {
     const struct corun__pm *pm = arg;
@@ -394,8 +232,8 @@ static int place_cores(struct ctx *cx, const unsigned *tasks, unsigned nt, unsig
                     a == b ? 0 : corun__pm_pair_cost(pm, tasks[a], tasks[b], c0, c1, d3, d3);
             }
     }
-    err = nt <= CORUN_DP_MAX ? match_exact(cost, nt, npc, mate)
-                             : match_greedy(cost, nt, npc, mate);
+    err = nt <= CORUN_DP_MAX ? corun__match_exact(cost, nt, npc, mate)
+                             : corun__match_greedy(cost, nt, npc, mate);
     if (err)
         goto out_free;
     /* Pairs to paired cores, each task on its own thread of the core. */
@@ -786,7 +624,7 @@ static uint64_t search_budget(unsigned n, unsigned searches)
  * (the predictor's core table goes by class, and two tasks of a class are
  * one to it). A tie buys no moves: where the kernel's placement needs one
  * swap, the swap is the plan (DI's plan is first aligned with where the
- * tasks run, align_cores()). On bench/heldout5's i7-6700 mixed 8 (seed 1)
+ * tasks run, corun__align_cores()). On bench/heldout5's i7-6700 mixed 8 (seed 1)
  * corun's final placement and DI's tied to 0.01% in the predictor and
  * simulated 4.305 and 4.313; docs/internals/policy.md has the figures.
  * DI deals each task by a scan of the free CPUs, quadratic in the tasks
@@ -795,126 +633,6 @@ static uint64_t search_budget(unsigned n, unsigned searches)
  */
 #define CORUN_DI_TIE     0.0005
 #define CORUN_DI_TIE_MAX 256
-
-/* Whether the predictor cannot tell cores @a and @b apart: as many usable
- * CPUs (one at least), the same L2, L3, memory domain and package, the
- * same capacity. */
-static bool cores_alike(const struct corun__pm *pm, const unsigned *cstart, const unsigned *clist,
-                        unsigned a, unsigned b)
-{
-    unsigned ca, cb;
-
-    if (cstart[a + 1] - cstart[a] != cstart[b + 1] - cstart[b] || cstart[a] == cstart[a + 1])
-        return false;
-    ca = clist[cstart[a]];
-    cb = clist[cstart[b]];
-    if (pm->pkg[ca] != pm->pkg[cb] || fabs(pm->cap[ca] - pm->cap[cb]) > 1e-9)
-        return false;
-    for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
-        if (DOM(pm, ca, li) != DOM(pm, cb, li))
-            return false;
-    return true;
-}
-
-/* How many of the tasks on core @from (@occ: the task on each CPU, -1)
- * run on core @to now. */
-static unsigned stay_on(const struct corun__pm *pm, const unsigned *cstart, const unsigned *clist,
-                        const int *occ, const int *cur, unsigned from, unsigned to)
-{
-    unsigned k = 0;
-
-    for (unsigned i = cstart[from]; i < cstart[from + 1]; i++) {
-        int t = occ[clist[i]];
-
-        k += t >= 0 && cur[t] >= 0 && pm->core[cur[t]] == (int)to;
-    }
-    return k;
-}
-
-/*
- * Plan @v (DI's) moved onto where its tasks run (@cur) without changing
- * what the predictor sees: the tasks of two cores it cannot tell apart
- * trade cores when more of them then stay where they run, and inside a
- * core each task takes the thread it runs on. DI deals its groups to cores
- * in its own order, so its plan can move every task where the same groups
- * on other cores move two. A plan that time-shares a CPU, or a machine
- * without cores, is left as it is. 0 or -ENOMEM.
- */
-static int align_cores(const struct corun__pm *pm, int *v, const int *cur)
-{
-    unsigned n = pm->n, nc = pm->ncore, *cstart = NULL, *clist = NULL;
-    int *occ = NULL, err = -ENOMEM;
-    bool better = true;
-
-    if (!nc)
-        return 0;
-    cstart = calloc(nc + 2, sizeof(*cstart));
-    clist = malloc((pm->ncpus ? pm->ncpus : 1) * sizeof(*clist));
-    occ = malloc((pm->ncpus ? pm->ncpus : 1) * sizeof(*occ));
-    if (!cstart || !clist || !occ)
-        goto out;
-    err = 0;
-    for (unsigned c = 0; c < pm->ncpus; c++)
-        occ[c] = -1;
-    for (unsigned i = 0; i < n; i++) {
-        if (v[i] < 0 || occ[v[i]] >= 0 || pm->core[v[i]] < 0)
-            goto out; /* time-shared, unplaced or off every core: as it is */
-        occ[v[i]] = (int)i;
-    }
-    /* The usable CPUs of each core, in order: counting sort. */
-    for (unsigned c = 0; c < pm->ncpus; c++)
-        if (pm->core[c] >= 0 && corun_topo_cpu(pm->topo, c)->usable)
-            cstart[pm->core[c] + 2]++;
-    for (unsigned k = 0; k < nc; k++)
-        cstart[k + 2] += cstart[k + 1];
-    for (unsigned c = 0; c < pm->ncpus; c++)
-        if (pm->core[c] >= 0 && corun_topo_cpu(pm->topo, c)->usable)
-            clist[cstart[pm->core[c] + 1]++] = c;
-    for (unsigned pass = 0; better && pass < 4; pass++) {
-        better = false;
-        for (unsigned a = 0; a < nc; a++)
-            for (unsigned b = a + 1; b < nc; b++) {
-                unsigned now = stay_on(pm, cstart, clist, occ, cur, a, a) +
-                               stay_on(pm, cstart, clist, occ, cur, b, b);
-                unsigned then = stay_on(pm, cstart, clist, occ, cur, a, b) +
-                                stay_on(pm, cstart, clist, occ, cur, b, a);
-
-                if (then <= now || !cores_alike(pm, cstart, clist, a, b))
-                    continue;
-                for (unsigned k = 0; k < cstart[a + 1] - cstart[a]; k++) {
-                    unsigned ca = clist[cstart[a] + k], cb = clist[cstart[b] + k];
-                    int t = occ[ca];
-
-                    occ[ca] = occ[cb];
-                    occ[cb] = t;
-                }
-                better = true;
-            }
-    }
-    /* Inside each core, each task on the thread it runs on when it can (not
-     * at the cost of one there already: where the current placement
-     * time-shares, two tasks run on one). Each swap puts one more task
-     * where it runs, so this ends. */
-    for (unsigned k = 0; k < nc; k++)
-        for (unsigned i = cstart[k]; i < cstart[k + 1]; i++) {
-            int t;
-
-            while ((t = occ[clist[i]]) >= 0 && cur[t] >= 0 && (unsigned)cur[t] != clist[i] &&
-                   pm->core[cur[t]] == (int)k && corun_topo_cpu(pm->topo, cur[t])->usable &&
-                   !(occ[cur[t]] >= 0 && cur[occ[cur[t]]] == cur[t])) {
-                occ[clist[i]] = occ[cur[t]];
-                occ[cur[t]] = t;
-            }
-        }
-    for (unsigned c = 0; c < pm->ncpus; c++)
-        if (occ[c] >= 0)
-            v[occ[c]] = (int)c;
-out:
-    free(cstart);
-    free(clist);
-    free(occ);
-    return err;
-}
 
 /* The doubt about plan @cpu, spill included (CORUN_SMT_DOUBT); @scratch
  * holds ncore + n entries, @l3 room for the L3 pressure of each L3 and then
@@ -1099,7 +817,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
 
         err = corun__policy_di.place(snap, &dp);
         if (!err)
-            err = align_cores(&pm, alt, cur);
+            err = corun__align_cores(&pm, alt, cur);
         if (err)
             goto out_free;
         obj_alt = corun__objective(&pm, alt, cur, snap->move_cost);

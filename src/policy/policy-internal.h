@@ -291,9 +291,30 @@ double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, u
 double corun__search(const struct corun__pm *pm, int *cpu, const int *cur, double move_cost,
                      uint64_t seed, uint64_t budget);
 
+/*
+ * corun__align_cores() - plan @v moved onto where its tasks run (@cur)
+ * without changing what the predictor sees: the tasks of two cores it
+ * cannot tell apart trade cores when more of them then stay where they
+ * run, and inside a core each task takes the thread it runs on. A plan
+ * that time-shares a CPU, or a machine without cores, is left as it is.
+ * 0 or -ENOMEM (policy-search.c).
+ */
+int corun__align_cores(const struct corun__pm *pm, int *v, const int *cur);
+
 /* Objective of @cpu as corun__search() counts it. */
 double corun__objective(const struct corun__pm *pm, const int *cpu, const int *cur,
                         double move_cost);
+
+/*
+ * Minimum-weight choice of @npairs pairs among @nt tasks, the rest alone, on
+ * the nt*nt pair costs @cost; each task's mate to @mate (-1 alone).
+ * corun__match_exact() by dynamic programming over subsets (few tasks: 2^nt
+ * states), corun__match_greedy() cheapest pairs first, then exchanges
+ * between two pairs and between a pair and a single until none helps. 0
+ * or -ENOMEM (policy-match.c).
+ */
+int corun__match_exact(const double *cost, unsigned nt, unsigned npairs, int *mate);
+int corun__match_greedy(const double *cost, unsigned nt, unsigned npairs, int *mate);
 
 /* Policies of the registry. */
 extern const struct corun_policy corun__policy_linux;

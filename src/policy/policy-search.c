@@ -15,6 +15,11 @@
  * random candidates, biased to the same LLC, within a budget counted in
  * task recomputations, so the result depends on the seed and never on the
  * clock.
+ *
+ * Also here, corun__align_cores(): a plan moved onto where its tasks run
+ * by trading whole cores the predictor cannot tell apart, its objective
+ * unchanged but for the move costs (the corun policy aligns DI's plan so
+ * before it compares it with its own).
  */
 #include <errno.h>
 #include <math.h>
@@ -482,4 +487,126 @@ double corun__search(const struct corun__pm *pm, int *cpu, const int *cur, doubl
     free(usable);
     obj = corun__objective(pm, cpu, cur, move_cost);
     return obj;
+}
+
+/* ---- aligning a plan with where the tasks run --------------------------------- */
+
+/* Whether the predictor cannot tell cores @a and @b apart: as many usable
+ * CPUs (one at least), the same L2, L3, memory domain and package, the
+ * same capacity. */
+static bool cores_alike(const struct corun__pm *pm, const unsigned *cstart, const unsigned *clist,
+                        unsigned a, unsigned b)
+{
+    unsigned ca, cb;
+
+    if (cstart[a + 1] - cstart[a] != cstart[b + 1] - cstart[b] || cstart[a] == cstart[a + 1])
+        return false;
+    ca = clist[cstart[a]];
+    cb = clist[cstart[b]];
+    if (pm->pkg[ca] != pm->pkg[cb] || fabs(pm->cap[ca] - pm->cap[cb]) > 1e-9)
+        return false;
+    for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
+        if (pm->dom[ca * CORUN__PM_NLEV + li] != pm->dom[cb * CORUN__PM_NLEV + li])
+            return false;
+    return true;
+}
+
+/* How many of the tasks on core @from (@occ: the task on each CPU, -1)
+ * run on core @to now. */
+static unsigned stay_on(const struct corun__pm *pm, const unsigned *cstart, const unsigned *clist,
+                        const int *occ, const int *cur, unsigned from, unsigned to)
+{
+    unsigned k = 0;
+
+    for (unsigned i = cstart[from]; i < cstart[from + 1]; i++) {
+        int t = occ[clist[i]];
+
+        k += t >= 0 && cur[t] >= 0 && pm->core[cur[t]] == (int)to;
+    }
+    return k;
+}
+
+/*
+ * Plan @v (DI's) moved onto where its tasks run (@cur) without changing
+ * what the predictor sees: the tasks of two cores it cannot tell apart
+ * trade cores when more of them then stay where they run, and inside a
+ * core each task takes the thread it runs on. DI deals its groups to cores
+ * in its own order, so its plan can move every task where the same groups
+ * on other cores move two. A plan that time-shares a CPU, or a machine
+ * without cores, is left as it is. 0 or -ENOMEM.
+ */
+int corun__align_cores(const struct corun__pm *pm, int *v, const int *cur)
+{
+    unsigned n = pm->n, nc = pm->ncore, *cstart = NULL, *clist = NULL;
+    int *occ = NULL, err = -ENOMEM;
+    bool better = true;
+
+    if (!nc)
+        return 0;
+    cstart = calloc(nc + 2, sizeof(*cstart));
+    clist = malloc((pm->ncpus ? pm->ncpus : 1) * sizeof(*clist));
+    occ = malloc((pm->ncpus ? pm->ncpus : 1) * sizeof(*occ));
+    if (!cstart || !clist || !occ)
+        goto out;
+    err = 0;
+    for (unsigned c = 0; c < pm->ncpus; c++)
+        occ[c] = -1;
+    for (unsigned i = 0; i < n; i++) {
+        if (v[i] < 0 || occ[v[i]] >= 0 || pm->core[v[i]] < 0)
+            goto out; /* time-shared, unplaced or off every core: as it is */
+        occ[v[i]] = (int)i;
+    }
+    /* The usable CPUs of each core, in order: counting sort. */
+    for (unsigned c = 0; c < pm->ncpus; c++)
+        if (pm->core[c] >= 0 && corun_topo_cpu(pm->topo, c)->usable)
+            cstart[pm->core[c] + 2]++;
+    for (unsigned k = 0; k < nc; k++)
+        cstart[k + 2] += cstart[k + 1];
+    for (unsigned c = 0; c < pm->ncpus; c++)
+        if (pm->core[c] >= 0 && corun_topo_cpu(pm->topo, c)->usable)
+            clist[cstart[pm->core[c] + 1]++] = c;
+    for (unsigned pass = 0; better && pass < 4; pass++) {
+        better = false;
+        for (unsigned a = 0; a < nc; a++)
+            for (unsigned b = a + 1; b < nc; b++) {
+                unsigned now = stay_on(pm, cstart, clist, occ, cur, a, a) +
+                               stay_on(pm, cstart, clist, occ, cur, b, b);
+                unsigned then = stay_on(pm, cstart, clist, occ, cur, a, b) +
+                                stay_on(pm, cstart, clist, occ, cur, b, a);
+
+                if (then <= now || !cores_alike(pm, cstart, clist, a, b))
+                    continue;
+                for (unsigned k = 0; k < cstart[a + 1] - cstart[a]; k++) {
+                    unsigned ca = clist[cstart[a] + k], cb = clist[cstart[b] + k];
+                    int t = occ[ca];
+
+                    occ[ca] = occ[cb];
+                    occ[cb] = t;
+                }
+                better = true;
+            }
+    }
+    /* Inside each core, each task on the thread it runs on when it can (not
+     * at the cost of one there already: where the current placement
+     * time-shares, two tasks run on one). Each swap puts one more task
+     * where it runs, so this ends. */
+    for (unsigned k = 0; k < nc; k++)
+        for (unsigned i = cstart[k]; i < cstart[k + 1]; i++) {
+            int t;
+
+            while ((t = occ[clist[i]]) >= 0 && cur[t] >= 0 && (unsigned)cur[t] != clist[i] &&
+                   pm->core[cur[t]] == (int)k && corun_topo_cpu(pm->topo, cur[t])->usable &&
+                   !(occ[cur[t]] >= 0 && cur[occ[cur[t]]] == cur[t])) {
+                occ[clist[i]] = occ[cur[t]];
+                occ[cur[t]] = t;
+            }
+        }
+    for (unsigned c = 0; c < pm->ncpus; c++)
+        if (occ[c] >= 0)
+            v[occ[c]] = (int)c;
+out:
+    free(cstart);
+    free(clist);
+    free(occ);
+    return err;
 }
