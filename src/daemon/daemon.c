@@ -519,21 +519,24 @@ static void status(struct corun_daemon *d, const struct corun_ctl_peer *peer,
 
 /* ---- changes ------------------------------------------------------------------ */
 
-static void fail(struct corun_ctl_buf *b, const char *why)
+/* A failed request, and why; @input: the request itself caused it (a
+ * setting or value the daemon does not take, a pid it does not manage),
+ * and corun status exits 2 for it as for any input error. */
+static void answer_error(struct corun_ctl_buf *b, const char *why, bool input)
 {
-    corun_ctl_buf_printf(b, "{\"ok\": false, \"error\": ");
+    corun_ctl_buf_printf(b, "{\"ok\": false, %s\"error\": ", input ? "\"input\": true, " : "");
     corun_ctl_buf_jstr(b, why);
     corun_ctl_buf_printf(b, "}");
 }
 
-/* A refusal the request itself caused (a setting or value the daemon does
- * not take, a pid it does not manage): "input" says so, and corun status
- * exits 2 for it as for any input error. */
+static void fail(struct corun_ctl_buf *b, const char *why)
+{
+    answer_error(b, why, false);
+}
+
 static void refuse(struct corun_ctl_buf *b, const char *why)
 {
-    corun_ctl_buf_printf(b, "{\"ok\": false, \"input\": true, \"error\": ");
-    corun_ctl_buf_jstr(b, why);
-    corun_ctl_buf_printf(b, "}");
+    answer_error(b, why, true);
 }
 
 static void set(struct corun_daemon *d, const struct corun_ctl_request *req,
