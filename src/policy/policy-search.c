@@ -565,26 +565,34 @@ int corun__align_cores(const struct corun__pm *pm, int *v, const int *cur)
     for (unsigned c = 0; c < pm->ncpus; c++)
         if (pm->core[c] >= 0 && corun_topo_cpu(pm->topo, c)->usable)
             clist[cstart[pm->core[c] + 1]++] = c;
+    /* Only two cores of which one holds a task that runs on the other can
+     * gain by trading: the pairs are found from the tasks, not from every
+     * two cores of the machine (a plan is made every interval). */
     for (unsigned pass = 0; better && pass < 4; pass++) {
         better = false;
-        for (unsigned a = 0; a < nc; a++)
-            for (unsigned b = a + 1; b < nc; b++) {
-                unsigned now = stay_on(pm, cstart, clist, occ, cur, a, a) +
-                               stay_on(pm, cstart, clist, occ, cur, b, b);
-                unsigned then = stay_on(pm, cstart, clist, occ, cur, a, b) +
-                                stay_on(pm, cstart, clist, occ, cur, b, a);
+        for (unsigned c = 0; c < pm->ncpus; c++) {
+            int t = occ[c], ta = pm->core[c], tb;
+            unsigned a, b, now, then;
 
-                if (then <= now || !cores_alike(pm, cstart, clist, a, b))
-                    continue;
-                for (unsigned k = 0; k < cstart[a + 1] - cstart[a]; k++) {
-                    unsigned ca = clist[cstart[a] + k], cb = clist[cstart[b] + k];
-                    int t = occ[ca];
+            if (t < 0 || ta < 0 || cur[t] < 0 || (tb = pm->core[cur[t]]) < 0 || ta == tb)
+                continue;
+            a = (unsigned)ta;
+            b = (unsigned)tb;
+            now = stay_on(pm, cstart, clist, occ, cur, a, a) +
+                  stay_on(pm, cstart, clist, occ, cur, b, b);
+            then = stay_on(pm, cstart, clist, occ, cur, a, b) +
+                   stay_on(pm, cstart, clist, occ, cur, b, a);
+            if (then <= now || !cores_alike(pm, cstart, clist, a, b))
+                continue;
+            for (unsigned k = 0; k < cstart[a + 1] - cstart[a]; k++) {
+                unsigned ca = clist[cstart[a] + k], cb = clist[cstart[b] + k];
+                int x = occ[ca];
 
-                    occ[ca] = occ[cb];
-                    occ[cb] = t;
-                }
-                better = true;
+                occ[ca] = occ[cb];
+                occ[cb] = x;
             }
+            better = true;
+        }
     }
     /* Inside each core, each task on the thread it runs on when it can (not
      * at the cost of one there already: where the current placement
