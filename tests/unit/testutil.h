@@ -1,10 +1,12 @@
 /*
  * testutil.h — what the cmocka tests share: fixture paths, cmocka's
- * includes in the order it needs them, and the reading of a fake sensor.
+ * includes in the order it needs them, a task known by its class, and the
+ * reading of a fake sensor.
  */
 #ifndef CORUN_TESTUTIL_H
 #define CORUN_TESTUTIL_H
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "corun/profile.h"
 #include "corun/sense.h"
 #include "corun/topo.h"
 
@@ -50,6 +53,17 @@ static inline struct corun_topo *synthetic_topo(const char *desc)
     assert_int_equal(corun_topo_load(&o, &t), 0);
     assert_non_null(t);
     return t;
+}
+
+/* A task known only by its class: counters unknown, priors stand in. */
+static inline struct corun_task_profile class_task(unsigned id, enum corun_class cls)
+{
+    struct corun_task_profile p = {.id = id, .cls = cls, .weight = 1, .cpu = -1};
+
+    p.ipc = p.freq_ratio = p.llc_mpki = p.llc_miss_ratio = p.mem_bw_bps = p.cpu_util = NAN;
+    for (int l = 0; l < CORUN_NLEVELS; l++)
+        p.pressure[l] = p.sensitivity[l] = NAN;
+    return p;
 }
 
 /* A fake sensor's read: @acc (the counts so far) at time @now, every event
