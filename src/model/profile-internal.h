@@ -7,6 +7,7 @@
 #define CORUN_PROFILE_INTERNAL_H
 
 #include <math.h>
+#include <stdbool.h>
 
 #include "corun/profile.h"
 #include "corun/topo.h"
@@ -16,6 +17,8 @@
  * a core keeps below it, in MB. */
 struct corun__cache_geom {
     double c_mb[2], p_mb[2];
+    bool l3_core; /* every L3 is one core's own (POWER's): SMT siblings are
+                     all its tenants (corun__l3_others()) */
 };
 
 /*
@@ -35,6 +38,23 @@ int corun__share_dom(const struct corun_topo *topo, unsigned cpu, enum corun_lev
  * L3 the largest part of an L2 one core holds; the reference's (2 MB over
  * 32 KB, 16 MB over 1 MB) where the topology gives no size. */
 void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *g);
+
+/*
+ * The L3 pressure that takes from a task on a core what spills from the
+ * core's L2 (the d3 of the SMT pair's spill): of @sum3, the L3's pressure,
+ * that of the tasks off its core (@core3 its core's tasks', its own
+ * included) where the L3 spans cores, as the pair table was fitted beside
+ * siblings in a large LLC; but where the L3 is the core's own (@g's
+ * l3_core) the siblings are its only other tenants, and all but its own
+ * pressure @own3 counts.
+ */
+static inline double corun__l3_others(const struct corun__cache_geom *g, double sum3, double core3,
+                                      double own3)
+{
+    double o = sum3 - (g->l3_core ? own3 : core3);
+
+    return o > 0 ? o : 0;
+}
 
 /* corun_profile_prior() on geometry @g rather than the reference. */
 void corun__prior_geom(const struct corun__cache_geom *g, enum corun_class cls,

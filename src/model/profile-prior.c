@@ -256,6 +256,8 @@ void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *
 {
     unsigned n = corun_topo_ncpus(topo);
 
+    bool l3 = false, own = true;
+
     *g = ref_geom;
     g->c_mb[0] = g->c_mb[1] = 0;
     g->p_mb[1] = 0;
@@ -280,6 +282,8 @@ void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *
 
             if (mb(d->size_bytes) > g->c_mb[1])
                 g->c_mb[1] = mb(d->size_bytes);
+            l3 = true;
+            own = own && d->ncores <= 1;
         }
         if (cpu->dom[CORUN_LEVEL_L2] >= 0) {
             const struct corun_topo_domain *d =
@@ -290,6 +294,7 @@ void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *
                 g->p_mb[1] = mb(d->size_bytes) / (cores ? cores : 1);
         }
     }
+    g->l3_core = l3 && own;
     /* Sizes the topology does not give: the reference's. */
     for (int l = 0; l < 2; l++)
         if (!(g->c_mb[l] > 0))

@@ -341,17 +341,17 @@ static double cache_feature(struct corun_profiler *p, const struct corun_profile
  * weighs the pair's spill (corun__pm_l3_dmg(): 1 without an L3): @core3
  * holds the L3 pressure of each core's tasks. */
 static double spill_d3(struct corun_profiler *p, const struct corun_profile_obs *obs, unsigned k,
-                       double *const *sum, const double *core3)
+                       double *const *sum, const double *core3, const unsigned *cnt)
 {
-    double sc, others;
+    double sc, pr, se;
     int d = dom_of(p, obs[k].cpu, 2, &sc), c = dom_of(p, obs[k].cpu, 0, NULL);
 
     if (c < 0)
         return 0;
     if (d < 0)
         return 1;
-    others = sum[2][d] - core3[c];
-    return sc * phi(2, others > 0 ? others : 0);
+    slot_ps(&p->slots[obs[k].slot], 2, &pr, &se);
+    return sc * phi(2, corun__l3_others(&p->geom, sum[2][d], core3[c], pr / cnt[obs[k].cpu]));
 }
 
 /*
@@ -379,7 +379,7 @@ static void features(struct corun_profiler *p, const struct corun_profile_obs *o
 {
     const struct slot *s = &p->slots[obs[k].slot];
     unsigned cv = cls_idx(slot_class(s));
-    double d3 = spill_d3(p, obs, k, sum, core3);
+    double d3 = spill_d3(p, obs, k, sum, core3, cnt);
 
     for (unsigned li = 0; li < NLEV; li++) {
         double pr, se, others, sc, ms, mp, s0, p0;
@@ -469,7 +469,7 @@ static void press_grad(struct corun_profiler *p, const struct slot *s, const str
 {
     const struct corun_profile_obs *ob = &ls->obs[ls->k];
     unsigned cv = cls_idx(slot_class(s));
-    double d3 = spill_d3(p, ls->obs, ls->k, ls->sum, ls->core3);
+    double d3 = spill_d3(p, ls->obs, ls->k, ls->sum, ls->core3, ls->cnt);
 
     *nh = 0;
     for (unsigned li = 0; li < NLEV; li++) {

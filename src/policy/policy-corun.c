@@ -215,21 +215,29 @@ static int place_cores(struct ctx *cx, const unsigned *tasks, unsigned nt, unsig
                 }
         }
         /* The tasks here share c0's L3 (when it has one): what a pair
-         * loses there to the others weighs the misses each sibling adds. */
+         * loses there to the others weighs the misses each sibling adds.
+         * An L3 that is the core's own holds the pair alone: each loses
+         * it to the other (corun__l3_others()). */
         double p3 = 0;
 
         for (unsigned a = 0; a < nt; a++)
             p3 += P(pm, tasks[a], 2);
         for (unsigned a = 0; a < nt; a++)
             for (unsigned b = 0; b < nt; b++) {
-                double d3 = a == b ? 0
-                            : DOM(pm, c0, 2) < 0
-                                ? 1 /* as corun__pm_l3_dmg() */
-                                : corun__pm_dmg(2, p3 - P(pm, tasks[a], 2) - P(pm, tasks[b], 2),
-                                                corun__pm_scale(pm, c0, 2));
+                double sc = corun__pm_scale(pm, c0, 2), d3a, d3b;
 
-                cost[a * nt + b] =
-                    a == b ? 0 : corun__pm_pair_cost(pm, tasks[a], tasks[b], c0, c1, d3, d3);
+                if (a == b) {
+                    cost[a * nt + b] = 0;
+                    continue;
+                }
+                if (DOM(pm, c0, 2) < 0)
+                    d3a = d3b = 1; /* as corun__pm_l3_dmg() */
+                else if (pm->geom.l3_core) {
+                    d3a = corun__pm_dmg(2, P(pm, tasks[b], 2), sc);
+                    d3b = corun__pm_dmg(2, P(pm, tasks[a], 2), sc);
+                } else
+                    d3a = d3b = corun__pm_dmg(2, p3 - P(pm, tasks[a], 2) - P(pm, tasks[b], 2), sc);
+                cost[a * nt + b] = corun__pm_pair_cost(pm, tasks[a], tasks[b], c0, c1, d3a, d3b);
             }
     }
     err = nt <= CORUN_DP_MAX ? corun__match_exact(cost, nt, npc, mate)
@@ -663,10 +671,13 @@ static double share_doubt(const struct corun__pm *pm, const int *cpu, int *scrat
             continue;
         for (int j = first[c]; j >= 0; j = next[j])
             if (cpu[j] != cpu[i]) {
-                double d3 = corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum3, core3[c]);
+                double d3i = corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum3, core3[c],
+                                              pm->press[i * CORUN__PM_NLEV + 2]);
+                double d3j = corun__pm_l3_dmg(pm, (unsigned)cpu[j], sum3, core3[c],
+                                              pm->press[(unsigned)j * CORUN__PM_NLEV + 2]);
 
                 cost += corun__pm_pair_cost(pm, (unsigned)j, i, (unsigned)cpu[j], (unsigned)cpu[i],
-                                            d3, d3);
+                                            d3j, d3i);
             }
         next[i] = first[c];
         first[c] = (int)i;

@@ -61,6 +61,7 @@ struct corun__pm {
     double *scale;        /* ncpus * CORUN__PM_NLEV: weight of neighbour pressure there */
     unsigned ndom[CORUN__PM_NLEV];
     bool hybrid;          /* CPUs differ in capacity */
+    struct corun__cache_geom geom; /* the priors' (l3_core: corun__l3_others()) */
     /* The core level is pairwise by class (corun_profile_core_pair()): */
     unsigned *cls;        /* class index per task, CORUN__PM_NCLS - 1 for unknown */
     double *ms, *mp;      /* core sensitivity and pressure over their class prior */
@@ -201,20 +202,22 @@ static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, co
     return x > 0 ? pm->ms[i] * x : 0;
 }
 
-/* The L3 damage that tasks off its core do to a task on CPU @c, P/(1+P)
- * weighted by the cache's scale: from @sum3, the L3 pressure summed over the
- * tasks of c's L3, less @core3, that of the tasks of c's core (its own and
- * its siblings': what a sibling does in the L3 is in the pair table, fitted
- * beside it). 1 without an L3: what a sibling pushes out of the core's
- * caches goes to memory, as from a full one. */
+/* The L3 damage that the other tenants of its L3 do to a task on CPU @c,
+ * P/(1+P) weighted by the cache's scale: from @sum3, the L3 pressure summed
+ * over the tasks of c's L3, those corun__l3_others() counts, given @core3,
+ * that of the tasks of c's core, and @own3, the task's own (what a sibling
+ * does in an L3 that spans cores is in the pair table, fitted beside it).
+ * 1 without an L3: what a sibling pushes out of the core's caches goes to
+ * memory, as from a full one. */
 static inline double corun__pm_l3_dmg(const struct corun__pm *pm, unsigned c, const double *sum3,
-                                      double core3)
+                                      double core3, double own3)
 {
     int d = pm->dom[c * CORUN__PM_NLEV + 2];
 
     if (d < 0)
         return 1;
-    return corun__pm_dmg(2, sum3[d] - core3, corun__pm_scale(pm, c, 2));
+    return corun__pm_dmg(2, corun__l3_others(&pm->geom, sum3[d], core3, own3),
+                         corun__pm_scale(pm, c, 2));
 }
 
 /* Memory domain whose pressure task @i feels and adds to on CPU @c: its

@@ -274,6 +274,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
 
     memset(pm, 0, sizeof(*pm));
     corun__cache_geom(snap->topo, &geom);
+    pm->geom = geom;
     pm->topo = snap->topo;
     pm->mmc = snap->mem_follows && snap->mem_move_cost > 0 ? snap->mem_move_cost : 0;
     pm->turbo_rel = snap->turbo_n ? snap->turbo_rel : NULL;
@@ -462,10 +463,11 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                                             pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]],
                                         corun__pm_scale(pm, (unsigned)cpu[i], 3));
                 else if (d >= 0 && li == 0)
-                    x += corun__pm_core_x(pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS],
-                                          pm->mp[i] / cnt[cpu[i]],
-                                          corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum[2], core3[d]),
-                                          pm->core[cpu[i]] >= 0 ? corecnt[pm->core[cpu[i]]] : 1);
+                    x += corun__pm_core_x(
+                        pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS], pm->mp[i] / cnt[cpu[i]],
+                        corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum[2], core3[d],
+                                         pm->press[i * CORUN__PM_NLEV + 2] / cnt[cpu[i]]),
+                        pm->core[cpu[i]] >= 0 ? corecnt[pm->core[cpu[i]]] : 1);
                 else if (d >= 0) {
                     double own = pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
                     double v = pm->sens[i * CORUN__PM_NLEV + li] *

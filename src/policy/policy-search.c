@@ -118,7 +118,8 @@ static double speed_of(const struct ls *ls, unsigned t)
     if (LEV(pm, c, 0) >= 0)
         x += corun__pm_core_x(pm, t, &ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS],
                               pm->mp[t] / ls->cnt[c],
-                              corun__pm_l3_dmg(pm, c, ls->sum[2], ls->core3[LEV(pm, c, 0)]),
+                              corun__pm_l3_dmg(pm, c, ls->sum[2], ls->core3[LEV(pm, c, 0)],
+                                               pm->press[t * CORUN__PM_NLEV + 2] / ls->cnt[c]),
                               pm->core[c] >= 0 ? ls->corecnt[pm->core[c]] : 1);
     if (pm->home[t] >= 0)
         xm += pm->sens[t * CORUN__PM_NLEV + 3] *
