@@ -26,7 +26,9 @@
  * plan does, its simulated and predicted speed.
  *
  * With -e, every event of the engine's run (a move, one taken back, memory
- * that followed its task) and its outcome-check counts.
+ * that followed its task), after each batch of them the steady simulated
+ * STP of the placement they made (what a change taken back would have
+ * given), and the outcome check's counts.
  *
  * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v] [-m] [-e]
  * (MACHINE: a topology XML or a simulator preset; the mix is
@@ -34,6 +36,7 @@
  * class CLASS, as bench/policies' homogeneous mixes, or its adversarial
  * mix). The last line is JSON.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,32 +100,74 @@ static double truth(const struct corun_topo *t, const struct corun_sim_machine *
     return stp;
 }
 
+/* With -e: the placement the engine's events build, from the kernel's,
+ * and the steady STP of each the engine reached (printed when the next
+ * batch of events begins, or at the end). */
+struct evlog {
+    const struct corun_topo *t;
+    const struct corun_sim_machine *m;
+    const struct corun_sim_task *tk;
+    unsigned n;
+    const int *kcpu;
+    int *cpu;
+    double *sp;
+    double at; /* time of the batch not yet rated, NAN none */
+};
+
+static void rate_batch(struct evlog *lg)
+{
+    if (isnan(lg->at))
+        return;
+    printf("  %6.2f s  -> placement simulated %.3f\n", lg->at,
+           truth(lg->t, lg->m, lg->tk, lg->n, lg->cpu, lg->sp));
+    lg->at = NAN;
+}
+
 /* Runs the engine with the corun policy through corun_sim_run_policy();
  * the learned profiles to @pr, their cpu where it left each task. */
 static void on_event(void *ctx, double t_s, const struct corun_engine_event *ev)
 {
     static const char *kind[] = {"move", "undo", "memory"};
+    struct evlog *lg = ctx;
 
-    (void)ctx;
+    if (!isnan(lg->at) && t_s != lg->at)
+        rate_batch(lg);
     printf("  %6.2f s  %-6s task %3u  %4d -> %4d\n", t_s,
            (unsigned)ev->kind < 3 ? kind[ev->kind] : "?", ev->idx, ev->from, ev->to);
+    if (ev->kind != CORUN_ENGINE_EV_MEMORY && ev->idx < lg->n)
+        lg->cpu[ev->idx] = ev->to >= 0 ? ev->to : lg->kcpu[ev->idx];
+    lg->at = t_s;
 }
 
 static int run_corun(const struct corun_topo *t, const struct corun_sim_machine *m,
                      const struct corun_sim_task *tk, unsigned n, uint64_t seed,
-                     struct corun_task_profile *pr, bool events)
+                     struct corun_task_profile *pr, const int *kcpu, bool events)
 {
-    struct corun_sim_run_opts ro = {
-        .duration_s = 10, .seed = seed, .profiles = pr, .on_event = events ? on_event : NULL};
+    struct evlog lg = {.t = t, .m = m, .tk = tk, .n = n, .kcpu = kcpu, .at = NAN};
+    struct corun_sim_run_opts ro = {.duration_s = 10,
+                                    .seed = seed,
+                                    .profiles = pr,
+                                    .on_event = events ? on_event : NULL,
+                                    .event_ctx = &lg};
     struct corun_sim_result r;
-    int err = corun_sim_run_policy(t, m, tk, n, corun_policy_find("corun"), &ro, &r);
+    int err = -ENOMEM;
 
+    lg.cpu = malloc(n * sizeof(*lg.cpu));
+    lg.sp = malloc(n * sizeof(*lg.sp));
+    if (lg.cpu && lg.sp) {
+        memcpy(lg.cpu, kcpu, n * sizeof(*lg.cpu));
+        err = corun_sim_run_policy(t, m, tk, n, corun_policy_find("corun"), &ro, &r);
+    }
     if (!err) {
-        if (events)
+        if (events) {
+            rate_batch(&lg);
             printf("engine: %u trials, %u taken back, %u plans doubted, %u memory moves\n",
                    r.trials, r.reverted, r.doubted, r.mem_moves);
+        }
         corun_sim_result_release(&r);
     }
+    free(lg.cpu);
+    free(lg.sp);
     return err;
 }
 
@@ -279,7 +324,7 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < n; i++)
         kcpu[i] = -1;
     corun_sim_baseline_place(t, n, rs, kcpu);
-    if (run_corun(t, &m, w->tasks, n, rs, pr, events)) {
+    if (run_corun(t, &m, w->tasks, n, rs, pr, kcpu, events)) {
         fprintf(stderr, "predict-vs-sim: the engine failed\n");
         return 1;
     }
