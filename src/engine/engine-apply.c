@@ -491,6 +491,24 @@ static unsigned hold_back(struct corun_engine *e, struct plan_ctx *pc, unsigned 
     return moves;
 }
 
+/*
+ * What each task's measured change will weigh in the trial of the change
+ * about to be applied (engine-check.c): its speed where it runs, as the
+ * predictor rates it in @pc's snapshot. NaN where that is not known (no
+ * CPU, no memory for the prediction): the best rate seen stands in.
+ */
+static void weigh_trial(struct corun_engine *e, const struct plan_ctx *pc, unsigned m)
+{
+    double *sp = calloc(m ? m : 1, sizeof(double));
+    bool ok = sp && corun_policy_predict(&pc->snap, pc->cur, sp) >= 0;
+
+    for (unsigned i = 0; i < e->ntasks; i++)
+        e->tasks[i].tr_speed = NAN;
+    for (unsigned k = 0; ok && k < m; k++)
+        e->tasks[pc->live[k]].tr_speed = pc->cur[k] >= 0 ? sp[k] : NAN;
+    free(sp);
+}
+
 int corun__engine_place(struct corun_engine *e, uint64_t now)
 {
     struct plan_ctx pc = {0};
@@ -590,6 +608,7 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
     }
     e->tr_gain = known ? gain : NAN;
     e->tr_first = e->round == 1;
+    weigh_trial(e, &pc, m);
     /* The first move of what follows starts a trial. */
     e->arm = true;
     if (any_pinned && all_pinned && !unpins) {

@@ -64,6 +64,7 @@ struct etask {
     double rate[CHECK_WINDOW_LONG], best_rate;
     unsigned nrate;
     double tr_before; /* NaN: not measured before the trial */
+    double tr_speed;  /* the predicted speed where it ran before the change, NaN unknown */
     int tr_cpu;       /* pinned CPU before the trial, -1 unpinned */
     /* Per-task hysteresis and what was decided (corun_engine_task_info). */
     bool active;       /* read and placed (corun_engine_set_active) */

@@ -165,6 +165,7 @@ int corun_engine_add(struct corun_engine *e, const struct corun_engine_task *tas
     t->live = true;
     t->active = true;
     t->tr_before = NAN;
+    t->tr_speed = NAN;
     t->speed_now = t->speed_planned = NAN;
     if (idx)
         *idx = at;
