@@ -123,8 +123,8 @@ static void rate_batch(struct evlog *lg)
     lg->at = NAN;
 }
 
-/* Runs the engine with the corun policy through corun_sim_run_policy();
- * the learned profiles to @pr, their cpu where it left each task. */
+/* Prints one engine event, rating the placement of the batch before it
+ * when a new batch begins, and follows the task it moves. */
 static void on_event(void *ctx, double t_s, const struct corun_engine_event *ev)
 {
     static const char *kind[] = {"move", "undo", "memory"};
@@ -139,6 +139,9 @@ static void on_event(void *ctx, double t_s, const struct corun_engine_event *ev)
     lg->at = t_s;
 }
 
+/* Runs the engine with the corun policy through corun_sim_run_policy(),
+ * from the kernel's placement @kcpu; the learned profiles to @pr, their cpu
+ * where it left each task; with @events, every event (on_event()). */
 static int run_corun(const struct corun_topo *t, const struct corun_sim_machine *m,
                      const struct corun_sim_task *tk, unsigned n, uint64_t seed,
                      struct corun_task_profile *pr, const int *kcpu, bool events)

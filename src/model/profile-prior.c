@@ -255,8 +255,7 @@ void corun_profile_prior(enum corun_class cls, enum corun_level level, double *p
 void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *g)
 {
     unsigned n = corun_topo_ncpus(topo);
-
-    bool l3 = false, own = true;
+    bool l3 = false, own = true; /* an L3 seen; every one of one core */
 
     *g = ref_geom;
     g->c_mb[0] = g->c_mb[1] = 0;
