@@ -494,19 +494,24 @@ static unsigned hold_back(struct corun_engine *e, struct plan_ctx *pc, unsigned 
 /*
  * What each task's measured change will weigh in the trial of the change
  * about to be applied (engine-check.c): its speed where it runs, as the
- * predictor rates it in @pc's snapshot. NaN where that is not known (no
- * CPU, no memory for the prediction): the best rate seen stands in.
+ * predictor rates it in @pc's snapshot; @now holds those speeds when the
+ * gain's prediction gave them, else NULL and they are predicted here. NaN
+ * where that is not known (no CPU, no memory for the prediction): the
+ * best rate seen stands in.
  */
-static void weigh_trial(struct corun_engine *e, const struct plan_ctx *pc, unsigned m)
+static void weigh_trial(struct corun_engine *e, const struct plan_ctx *pc, unsigned m,
+                        const double *now)
 {
-    double *sp = calloc(m ? m : 1, sizeof(double));
-    bool ok = sp && corun_policy_predict(&pc->snap, pc->cur, sp) >= 0;
+    double *own = NULL;
 
+    if (!now && (own = calloc(m ? m : 1, sizeof(double))) &&
+        corun_policy_predict(&pc->snap, pc->cur, own) >= 0)
+        now = own;
     for (unsigned i = 0; i < e->ntasks; i++)
         e->tasks[i].tr_speed = NAN;
-    for (unsigned k = 0; ok && k < m; k++)
-        e->tasks[pc->live[k]].tr_speed = pc->cur[k] >= 0 ? sp[k] : NAN;
-    free(sp);
+    for (unsigned k = 0; now && k < m; k++)
+        e->tasks[pc->live[k]].tr_speed = pc->cur[k] >= 0 ? now[k] : NAN;
+    free(own);
 }
 
 int corun__engine_place(struct corun_engine *e, uint64_t now)
@@ -515,7 +520,7 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
     struct corun_plan plan;
     unsigned m = 0, moves = 0;
     bool all_pinned = true, any_pinned = false, unpins = false, known;
-    double gain;
+    double gain, *sp = NULL; /* predicted speeds where the tasks run */
     int err = -ENOMEM;
 
     if (e->trial && corun__engine_trial_judge(e, now) != CORUN__KEEP)
@@ -595,10 +600,19 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
     known = !unpins;
     for (unsigned k = 0; k < m; k++)
         known &= pc.cur[k] >= 0;
-    gain = known || (any_pinned && all_pinned && !unpins)
-               ? corun_policy_predict(&pc.snap, pc.want, NULL) -
-                     corun_policy_predict(&pc.snap, pc.cur, NULL)
-               : NAN;
+    gain = NAN;
+    if (known || (any_pinned && all_pinned && !unpins)) {
+        /* The speeds where the tasks run come with it (weigh_trial()). */
+        double base;
+
+        sp = calloc(m, sizeof(*sp));
+        base = corun_policy_predict(&pc.snap, pc.cur, sp);
+        if (!(base >= 0)) {
+            free(sp);
+            sp = NULL;
+        }
+        gain = corun_policy_predict(&pc.snap, pc.want, NULL) - base;
+    }
     if (known && e->doubt > 0 && gain < e->doubt) {
         e->st.doubted++;
         for (unsigned k = 0; k < m; k++)
@@ -608,7 +622,7 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
     }
     e->tr_gain = known ? gain : NAN;
     e->tr_first = e->round == 1;
-    weigh_trial(e, &pc, m);
+    weigh_trial(e, &pc, m, sp);
     /* The first move of what follows starts a trial. */
     e->arm = true;
     if (any_pinned && all_pinned && !unpins) {
@@ -639,6 +653,7 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
             corun__engine_move(e, &e->tasks[pc.live[k]], pc.want[k], now, CORUN_ENGINE_EV_MOVE);
 out_free:
     e->arm = false;
+    free(sp);
     free(pc.prof);
     free(pc.live);
     free(pc.cur);

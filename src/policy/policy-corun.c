@@ -216,27 +216,26 @@ static int place_cores(struct ctx *cx, const unsigned *tasks, unsigned nt, unsig
         }
         /* The tasks here share c0's L3 (when it has one): what a pair
          * loses there to the others weighs the misses each sibling adds.
-         * An L3 that is the core's own holds the pair alone: each loses
-         * it to the other (corun__l3_others()). */
+         * An L3 that is the core's own holds the pair alone
+         * (corun__l3_others()). */
         double p3 = 0;
 
         for (unsigned a = 0; a < nt; a++)
             p3 += P(pm, tasks[a], 2);
         for (unsigned a = 0; a < nt; a++)
             for (unsigned b = 0; b < nt; b++) {
-                double sc = corun__pm_scale(pm, c0, 2), d3a, d3b;
+                double pa = P(pm, tasks[a], 2), pb = P(pm, tasks[b], 2);
+                double sc = corun__pm_scale(pm, c0, 2), l3 = pm->geom.l3_core ? pa + pb : p3;
+                double d3a = 1, d3b = 1; /* without an L3, as corun__pm_l3_dmg() */
 
                 if (a == b) {
                     cost[a * nt + b] = 0;
                     continue;
                 }
-                if (DOM(pm, c0, 2) < 0)
-                    d3a = d3b = 1; /* as corun__pm_l3_dmg() */
-                else if (pm->geom.l3_core) {
-                    d3a = corun__pm_dmg(2, P(pm, tasks[b], 2), sc);
-                    d3b = corun__pm_dmg(2, P(pm, tasks[a], 2), sc);
-                } else
-                    d3a = d3b = corun__pm_dmg(2, p3 - P(pm, tasks[a], 2) - P(pm, tasks[b], 2), sc);
+                if (DOM(pm, c0, 2) >= 0) {
+                    d3a = corun__pm_dmg(2, corun__l3_others(&pm->geom, l3, pa + pb, pa), sc);
+                    d3b = corun__pm_dmg(2, corun__l3_others(&pm->geom, l3, pa + pb, pb), sc);
+                }
                 cost[a * nt + b] = corun__pm_pair_cost(pm, tasks[a], tasks[b], c0, c1, d3a, d3b);
             }
     }
@@ -831,13 +830,16 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
             err = corun__align_cores(&pm, alt, cur);
         if (err)
             goto out_free;
-        obj_alt = corun__objective(&pm, alt, cur, snap->move_cost);
-        if (pm.ncore)
-            more = share_doubt(&pm, alt, scratch, l3) - share_doubt(&pm, plan->cpu, scratch, l3);
         /* A tie buys no moves: DI's plan moves no more tasks than the best. */
         for (unsigned i = 0; i < n; i++) {
             md += cur[i] >= 0 && alt[i] != cur[i];
             mb += cur[i] >= 0 && plan->cpu[i] != cur[i];
+        }
+        if (md <= mb) {
+            obj_alt = corun__objective(&pm, alt, cur, snap->move_cost);
+            if (pm.ncore)
+                more =
+                    share_doubt(&pm, alt, scratch, l3) - share_doubt(&pm, plan->cpu, scratch, l3);
         }
         if (md <= mb && obj_alt >= obj - CORUN_DI_TIE * fabs(obj) + (more > 0 ? more : 0)) {
             memcpy(plan->cpu, alt, n * sizeof(*alt));
