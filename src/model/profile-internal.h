@@ -65,6 +65,23 @@ void corun__prior_geom(const struct corun__cache_geom *g, enum corun_class cls,
  * exp(-c / ws); 16 for an unknown class. */
 double corun__class_ws_mb(enum corun_class cls);
 
+/*
+ * What a thread of class @cls asks of an SMT core, the class priors of the
+ * policies' model of a core with more than two busy threads
+ * (corun__pm_crowd() in policy-internal.h): @issue, the share of the core's
+ * issue slots it uses while not stalled on memory; @mlp, the memory
+ * requests it keeps in flight; @smt_pen, how much longer its misses take
+ * beside a busy sibling (which halves its reorder buffer and load-store
+ * queue). SIMULATOR.md's class table, at the simulator's presets (its
+ * midpoints; compute-bound tasks at the top of their issue range, where two
+ * of them yield the published 1.0-1.2 on one core); the mean over the
+ * classes for an unknown one.
+ */
+struct corun__core_use {
+    double issue, mlp, smt_pen;
+};
+void corun__core_use(enum corun_class cls, struct corun__core_use *out);
+
 /* Least own pressure a task keeps a cache share with. */
 #define CORUN__OWN_MIN 1e-3
 

@@ -93,6 +93,26 @@ double corun__class_ws_mb(enum corun_class cls)
     return (unsigned)cls < CORUN_NCLASSES ? class_ws_mb[cls] : 16;
 }
 
+static const struct corun__core_use core_use[CORUN_NCLASSES] = {
+    [CORUN_CLASS_COMPUTE] = {0.85, 2, 0.03},   [CORUN_CLASS_SHEEP] = {0.50, 2, 0.05},
+    [CORUN_CLASS_RABBIT] = {0.40, 3, 0.10},    [CORUN_CLASS_CHASING] = {0.30, 1.5, 0.10},
+    [CORUN_CLASS_STREAMING] = {0.35, 8, 0.25},
+};
+
+void corun__core_use(enum corun_class cls, struct corun__core_use *out)
+{
+    if ((unsigned)cls < CORUN_NCLASSES) {
+        *out = core_use[cls];
+        return;
+    }
+    *out = (struct corun__core_use){0};
+    for (int c = 0; c < CORUN_NCLASSES; c++) {
+        out->issue += core_use[c].issue / CORUN_NCLASSES;
+        out->mlp += core_use[c].mlp / CORUN_NCLASSES;
+        out->smt_pen += core_use[c].smt_pen / CORUN_NCLASSES;
+    }
+}
+
 /* Bytes to MB; 0 (unknown) stays 0. */
 static double mb(uint64_t bytes)
 {

@@ -610,7 +610,12 @@ static uint64_t search_budget(unsigned n, unsigned searches)
  * machine: on skx28 two sheep paired beside six rabbits lost 19% each
  * where the predictor said 3%, a plan that paired them for a turbo bin
  * lost 2.5% while it was tried, and only the pairs' idle-L3 cost was
- * doubted.
+ * doubted. On a crowded core (more than two busy threads, corun__pm_crowd())
+ * the cost is what the crowd takes from each task's speed, to first order,
+ * not a sum over its pairs, which grows with the square of the threads:
+ * on bench/heldout10's POWER9 SMT8 (mixed 64) the pairs' doubt held the
+ * kernel's placement against a first plan predicted 14% better, which
+ * simulated 20% better.
  */
 #define CORUN_SMT_DOUBT 0.1
 
@@ -642,14 +647,22 @@ static uint64_t search_budget(unsigned n, unsigned searches)
 #define CORUN_DI_TIE_MAX 256
 
 /* The doubt about plan @cpu, spill included (CORUN_SMT_DOUBT); @scratch
- * holds ncore + n entries, @l3 room for the L3 pressure of each L3 and then
- * of each core. */
+ * holds ncore + n entries, @l3 room for the L3 pressure of each L3, then of
+ * each core, then a figure per task. */
 static double share_doubt(const struct corun__pm *pm, const int *cpu, int *scratch, double *l3)
 {
     int *first = scratch, *next = scratch + pm->ncore;
-    double *sum3 = l3, *core3 = l3 + pm->ndom[2], cost = 0;
+    double *sum3 = l3, *core3 = l3 + pm->ndom[2], *lost = core3 + pm->ncore, cost = 0;
 
     memset(l3, 0, (pm->ndom[2] + pm->ncore) * sizeof(*l3));
+    /* Where a core can hold more than two busy threads, what the crowded
+     * ones cost (all pairs, should that fail for memory). */
+    if (corun_topo_info(pm->topo)->smt_width <= 2 || corun__pm_eval_crowd(pm, cpu, NULL, lost) < 0)
+        for (unsigned i = 0; i < pm->n; i++)
+            lost[i] = -1;
+    for (unsigned i = 0; i < pm->n; i++)
+        if (lost[i] >= 0)
+            cost += lost[i];
     for (unsigned i = 0; i < pm->n; i++) {
         int d;
 
@@ -668,7 +681,7 @@ static double share_doubt(const struct corun__pm *pm, const int *cpu, int *scrat
         next[i] = -1;
         if (c < 0)
             continue;
-        for (int j = first[c]; j >= 0; j = next[j])
+        for (int j = first[c]; j >= 0 && lost[i] < 0; j = next[j])
             if (cpu[j] != cpu[i]) {
                 double d3i = corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum3, core3[c],
                                               pm->press[i * CORUN__PM_NLEV + 2]);
@@ -722,7 +735,7 @@ static int corun_place(const struct corun_snapshot *snap, struct corun_plan *pla
     near = malloc(n * sizeof(*near));
     base = malloc(n * sizeof(*base));
     scratch = malloc((pm.ncore + n) * sizeof(*scratch));
-    l3 = malloc((pm.ndom[2] + pm.ncore + 1) * sizeof(*l3));
+    l3 = malloc((pm.ndom[2] + pm.ncore + n + 1) * sizeof(*l3));
     if (!cx.slots || !tasks || !cur || !alt || !near || !base || !scratch || !l3) {
         err = -ENOMEM;
         goto out_free;

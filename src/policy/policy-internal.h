@@ -56,6 +56,9 @@ struct corun__pm {
                              and exp(-u) */
     double *w;            /* weight */
     double *mf;           /* memory-stall share of its time, 0..1 */
+    /* A crowded core (corun__pm_crowd()), per task: issue demand alone,
+     * memory requests in flight, miss stretch beside a sibling. */
+    double *dem, *mlp, *pen;
     double *cap;          /* per CPU relative capacity, 1 the fastest */
     int *dom;             /* ncpus * CORUN__PM_NLEV: domain of a CPU per level, -1 none */
     double *scale;        /* ncpus * CORUN__PM_NLEV: weight of neighbour pressure there */
@@ -169,36 +172,91 @@ static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, uns
 }
 
 /*
- * Beyond two busy threads a core, each sibling costs this much more per
- * thread past the second: the pair table (corun_profile_core_pair()) is
- * fitted on two threads a core, where one sibling takes what the core has
- * to spare. More siblings share the same issue slots and miss buffers,
- * which saturate, so the third and fourth cost more than the second: the
- * sum of pair costs is multiplied by 1 + CORUN__PM_SMT_CROWD * (busy - 2),
- * the sharing cost growing with the square of the threads as a queue's
- * wait grows faster than its load. Prompted by bench/heldout8's POWER10
- * (SMT8): three sheep beside a streamer on one core were predicted at
- * 0.80 each and simulated at 0.36, and corun stacked four tasks on cores
- * while others ran one (mixed 64: -1.1% to -2.4% against DI). Cores of two
- * threads are not affected. docs/internals/policy.md has the figures.
+ * A core with more than two busy threads ("crowded"). The pair table
+ * (corun_profile_core_pair()) is fitted on two threads a core; its costs
+ * summed over more siblings, times a factor for the crowd, rated
+ * compute-bound tasks six to a POWER9 SMT8 core at a third of their
+ * simulated speed and led the search away from the plans that win there
+ * (bench/heldout10; docs/internals/policy.md). So a crowded core is
+ * modelled by what its threads share (SIMULATOR.md's step 5):
+ *   - issue slots: task j asks dem_j = issue_j (1 - mf_j) + HOLD mf_j of
+ *     the core's issue capacity (corun__core_use(); a thread stalled on
+ *     memory still holds HOLD of it, its reorder-buffer and scheduler
+ *     entries, which is why a compute task beside a pointer chaser costs
+ *     the most in the pair table's compute row); when they sum past
+ *     CORE_CAP its compute time stretches by the sigma >= 1 that makes
+ *     sum_j share_j dem_j / ((1 - mf_j) sigma + mf_j) = CORE_CAP, the
+ *     stalled time being unchanged;
+ *   - miss buffers: the core keeps CORE_MLP requests in flight; beyond
+ *     that, sum_j share_j mlp_j over CORE_MLP (R) stretches every task's
+ *     memory time, and a busy sibling adds its smt_pen;
+ * so task i's core-level extra time is
+ *     (1 - mf_i)(sigma - 1) + mf_i (R (1 + smt_pen_i) - 1)
+ * plus the pair table's spill (what siblings push out of the core's L2
+ * and the L3 above no longer holds). CORE_CAP is set where two compute
+ * threads (issue 0.85) overfill the core 1.7 times, the pair table's 0.65
+ * extra each; CORE_MLP is about a dozen, Skylake's twelve L1 fill buffers.
+ * Cores of one or two busy threads keep the pair table.
  */
-#define CORUN__PM_SMT_CROWD 1.0
+#define CORUN__PM_HOLD     0.6
+#define CORUN__PM_CORE_CAP 1.0
+#define CORUN__PM_CORE_MLP 12.0
+
+/* The stretch of a crowded core's compute time (@out[0], sigma above) and
+ * of its memory time (@out[1], R) from its @k tasks @idx, task t there a
+ * 1/@cnt[@cpu[t]] share of its CPU's time. Newton's method: the issue
+ * demand is convex and decreasing in sigma, so from sigma = 1 it climbs to
+ * the root in a few steps. */
+static inline void corun__pm_crowd(const struct corun__pm *pm, const unsigned *idx, unsigned k,
+                                   const int *cpu, const unsigned *cnt, double out[2])
+{
+    double sigma = 1, mlp = 0;
+
+    for (unsigned q = 0; q < k; q++)
+        mlp += pm->mlp[idx[q]] / cnt[cpu[idx[q]]];
+    for (int it = 0; it < 60; it++) {
+        double d = -CORUN__PM_CORE_CAP, dd = 0, next;
+
+        for (unsigned q = 0; q < k; q++) {
+            unsigned t = idx[q];
+            double c = 1 - pm->mf[t], num = pm->dem[t] / cnt[cpu[t]], den = c * sigma + pm->mf[t];
+
+            d += num / den;
+            dd -= num * c / (den * den);
+        }
+        if (d <= 1e-12 || !(dd < 0))
+            break;
+        next = sigma - d / dd;
+        if (!(next > sigma * (1 + 1e-12)))
+            break;
+        sigma = next;
+    }
+    out[0] = sigma;
+    out[1] = mlp > CORUN__PM_CORE_MLP ? mlp / CORUN__PM_CORE_MLP : 1;
+}
 
 /* Core-level extra time of task @i from @csum, the per-class pressure sums
  * of its core (its own share @own_mp included there and removed here), when
  * it has lost @d3 of its L3 to the L3's other tasks (the misses its siblings
  * cause in the core's L2 then go further: corun_profile_core_spill(),
- * corun__pm_l3_dmg()); @busy CPUs of the core run tasks. */
+ * corun__pm_l3_dmg()); @busy CPUs of the core run tasks, and where more
+ * than two do, @crowd is its corun__pm_crowd(). */
 static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, const double *csum,
-                                      double own_mp, double d3, unsigned busy)
+                                      double own_mp, double d3, unsigned busy, const double *crowd)
 {
     const double *row = pm->pair[pm->cls[i]], *sp = pm->spill[pm->cls[i]];
     double x = 0;
 
+    if (busy > 2 && crowd) {
+        double m = pm->mf[i];
+
+        for (unsigned k = 0; k < CORUN__PM_NCLS; k++)
+            x += d3 * sp[k] * (csum[k] - (k == pm->cls[i] ? own_mp : 0));
+        return (1 - m) * (crowd[0] - 1) + m * (crowd[1] * (1 + pm->pen[i]) - 1) +
+               (x > 0 ? pm->ms[i] * x : 0);
+    }
     for (unsigned k = 0; k < CORUN__PM_NCLS; k++)
         x += (row[k] + d3 * sp[k]) * (csum[k] - (k == pm->cls[i] ? own_mp : 0));
-    if (busy > 2)
-        x *= 1.0 + CORUN__PM_SMT_CROWD * (busy - 2);
     return x > 0 ? pm->ms[i] * x : 0;
 }
 
@@ -275,6 +333,12 @@ static inline double corun__pm_cf(const struct corun__pm *pm, unsigned i, unsign
  * Speeds go to @speed when not NULL. -ENOMEM as a negative value.
  */
 double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed);
+/* corun__pm_eval(), and in @lost, per task on a crowded core
+ * (corun__pm_crowd()) the weighted speed the core's crowd costs it to first
+ * order (its weighted speed times its core-level extra time), -1 for every
+ * other task. */
+double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *speed,
+                            double *lost);
 
 /* Predicted pair cost of tasks @a and @b sharing one SMT core (and whatever
  * the core's siblings share below the core's L2): the loss of weighted speed

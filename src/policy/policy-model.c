@@ -287,6 +287,9 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->eu = calloc((n ? n : 1) * CORUN__PM_NLEV, sizeof(double));
     pm->w = malloc((n ? n : 1) * sizeof(double));
     pm->mf = malloc((n ? n : 1) * sizeof(double));
+    pm->dem = malloc((n ? n : 1) * sizeof(double));
+    pm->mlp = malloc((n ? n : 1) * sizeof(double));
+    pm->pen = malloc((n ? n : 1) * sizeof(double));
     pm->cap = malloc((nc ? nc : 1) * sizeof(double));
     pm->dom = malloc((nc ? nc : 1) * CORUN__PM_NLEV * sizeof(int));
     pm->scale = malloc((nc ? nc : 1) * CORUN__PM_NLEV * sizeof(double));
@@ -303,7 +306,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->pkg_cores = calloc(pm->npkg ? pm->npkg : 1, sizeof(unsigned));
     if (!pm->home || !pm->mnode || !pm->node || !pm->pkg || !pm->core || !pm->pkg_cores ||
         !pm->press || !pm->sens || !pm->u || !pm->eu || !pm->w || !pm->mf || !pm->cap || !pm->dom ||
-        !pm->scale || !pm->cls || !pm->ms || !pm->mp) {
+        !pm->scale || !pm->cls || !pm->ms || !pm->mp || !pm->dem || !pm->mlp || !pm->pen) {
         corun__pm_release(pm);
         return -ENOMEM;
     }
@@ -373,6 +376,14 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
             pm->home[i] = -1; /* its memory will be where it runs */
         pm->mf[i] = corun_profile_mem_share(t->ipc, t->llc_mpki);
         full_clock_mf(pm, t, i);
+        {
+            struct corun__core_use cu;
+
+            corun__core_use(cls, &cu);
+            pm->dem[i] = cu.issue * (1 - pm->mf[i]) + CORUN__PM_HOLD * pm->mf[i];
+            pm->mlp[i] = cu.mlp;
+            pm->pen[i] = cu.smt_pen;
+        }
     }
     return miss_scale(pm, snap);
 }
@@ -385,6 +396,9 @@ void corun__pm_release(struct corun__pm *pm)
     free(pm->eu);
     free(pm->w);
     free(pm->mf);
+    free(pm->dem);
+    free(pm->mlp);
+    free(pm->pen);
     free(pm->cap);
     free(pm->dom);
     free(pm->scale);
@@ -400,10 +414,56 @@ void corun__pm_release(struct corun__pm *pm)
     memset(pm, 0, sizeof(*pm));
 }
 
+/*
+ * corun__pm_crowd() of every crowded core of placement @cpu into
+ * @crowd[2 * core], @cnt and @corecnt its tasks per CPU and busy CPUs per
+ * core: the placed tasks sorted by core (counting sort), each crowded
+ * core's solved on its own. 0 or -ENOMEM.
+ */
+static int crowd_all(const struct corun__pm *pm, const int *cpu, const unsigned *cnt,
+                     const unsigned *corecnt, double *crowd)
+{
+    unsigned *start = calloc(pm->ncore + 1, sizeof(*start));
+    unsigned *idx = malloc((pm->n ? pm->n : 1) * sizeof(*idx));
+    bool any = false;
+
+    if (!start || !idx) {
+        free(start);
+        free(idx);
+        return -ENOMEM;
+    }
+    for (unsigned k = 0; k < pm->ncore; k++)
+        any |= corecnt[k] > 2;
+    for (unsigned i = 0; any && i < pm->n; i++)
+        if (cpu[i] >= 0 && (unsigned)cpu[i] < pm->ncpus && pm->core[cpu[i]] >= 0)
+            start[pm->core[cpu[i]] + 1]++;
+    for (unsigned k = 0; any && k < pm->ncore; k++)
+        start[k + 1] += start[k];
+    for (unsigned i = 0; any && i < pm->n; i++)
+        if (cpu[i] >= 0 && (unsigned)cpu[i] < pm->ncpus && pm->core[cpu[i]] >= 0)
+            idx[start[pm->core[cpu[i]]]++] = i;
+    /* start[k] is now the end of core k's tasks, start[k - 1] their start. */
+    for (unsigned k = 0; any && k < pm->ncore; k++)
+        if (corecnt[k] > 2) {
+            unsigned from = k ? start[k - 1] : 0;
+
+            corun__pm_crowd(pm, idx + from, start[k] - from, cpu, cnt, crowd + 2 * k);
+        }
+    free(start);
+    free(idx);
+    return 0;
+}
+
 double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
+{
+    return corun__pm_eval_crowd(pm, cpu, speed, NULL);
+}
+
+double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *speed, double *lost)
 {
     double *sum[CORUN__PM_NLEV] = {0}, stp = 0;
     double *core3 = calloc(pm->ndom[0] ? pm->ndom[0] : 1, sizeof(*core3));
+    double *crowd = malloc((pm->ncore ? pm->ncore : 1) * 2 * sizeof(*crowd));
     unsigned *cnt = calloc(pm->ncpus ? pm->ncpus : 1, sizeof(*cnt));
     unsigned *corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*corecnt));
     unsigned *active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*active));
@@ -417,7 +477,7 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
         if (!sum[li])
             err = -ENOMEM;
     }
-    if (!core3 || !cnt || !corecnt || !active || err) {
+    if (!core3 || !crowd || !cnt || !corecnt || !active || err) {
         stp = -ENOMEM;
         goto out_free;
     }
@@ -428,6 +488,10 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
         if (!cnt[cpu[i]]++ && pm->core[cpu[i]] >= 0 && !corecnt[pm->core[cpu[i]]]++ &&
             pm->pkg[cpu[i]] >= 0)
             active[pm->pkg[cpu[i]]]++;
+    }
+    if (crowd_all(pm, cpu, cnt, corecnt, crowd)) {
+        stp = -ENOMEM;
+        goto out_free;
     }
     /* A task time-sharing a CPU with k-1 others presses 1/k of the time. */
     for (unsigned i = 0; i < pm->n; i++) {
@@ -448,7 +512,7 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
         }
     }
     for (unsigned i = 0; i < pm->n; i++) {
-        double x = 0, xc = 0, xm = 0, s;
+        double x = 0, xc = 0, xm = 0, xk = -1, s;
 
         if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus) {
             s = 1.0;
@@ -462,13 +526,19 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
                                         sum[3][pm->home[i]] -
                                             pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]],
                                         corun__pm_scale(pm, (unsigned)cpu[i], 3));
-                else if (d >= 0 && li == 0)
-                    x += corun__pm_core_x(
+                else if (d >= 0 && li == 0) {
+                    int k = pm->core[cpu[i]];
+                    unsigned busy = k >= 0 ? corecnt[k] : 1;
+                    double xo = corun__pm_core_x(
                         pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS], pm->mp[i] / cnt[cpu[i]],
                         corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum[2], core3[d],
                                          pm->press[i * CORUN__PM_NLEV + 2] / cnt[cpu[i]]),
-                        pm->core[cpu[i]] >= 0 ? corecnt[pm->core[cpu[i]]] : 1);
-                else if (d >= 0) {
+                        busy, k >= 0 ? crowd + 2 * k : NULL);
+
+                    x += xo;
+                    if (busy > 2)
+                        xk = xo;
+                } else if (d >= 0) {
                     double own = pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
                     double v = pm->sens[i * CORUN__PM_NLEV + li] *
                                corun__pm_tdmg(pm, i, li, own, sum[li][d] - own,
@@ -492,12 +562,15 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
         }
         if (speed)
             speed[i] = s;
+        if (lost)
+            lost[i] = xk >= 0 ? pm->w[i] * s * xk : -1;
         stp += pm->w[i] * s;
     }
 out_free:
     for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
         free(sum[li]);
     free(core3);
+    free(crowd);
     free(cnt);
     free(corecnt);
     free(active);

@@ -38,6 +38,8 @@ struct ls {
     unsigned *cnt;        /* tasks per CPU */
     unsigned *corecnt;    /* busy CPUs per core */
     unsigned *active;     /* busy cores per package */
+    double *crowd;        /* 2 per core: corun__pm_crowd() of a crowded one */
+    unsigned *cidx;       /* scratch: one core's tasks */
     int *head, *next, *prev; /* tasks of each CPU, doubly linked */
     double *s;            /* weighted predicted speed of each task */
     unsigned *stamp, stampv;
@@ -76,6 +78,24 @@ static void cpu_contrib(struct ls *ls, unsigned c, double sign)
     }
 }
 
+/* Solves the crowd of CPU @c's core again (corun__pm_crowd()) where more
+ * than two of its CPUs are busy. */
+static void core_crowd(struct ls *ls, unsigned c)
+{
+    const struct corun__pm *pm = ls->pm;
+    const struct corun_topo_domain *dom;
+    int k = pm->core[c];
+    unsigned q = 0;
+
+    if (k < 0 || ls->corecnt[k] <= 2)
+        return;
+    dom = corun_topo_domain(pm->topo, CORUN_LEVEL_CORE, (unsigned)k);
+    for (unsigned j = 0; j < dom->ncpus; j++)
+        for (int t = ls->head[dom->cpus[j]]; t >= 0; t = ls->next[t])
+            ls->cidx[q++] = (unsigned)t;
+    corun__pm_crowd(pm, ls->cidx, q, ls->cpu, ls->cnt, ls->crowd + 2 * k);
+}
+
 static void link_task(struct ls *ls, unsigned t, unsigned c)
 {
     cpu_contrib(ls, c, -1);
@@ -89,6 +109,7 @@ static void link_task(struct ls *ls, unsigned t, unsigned c)
         ls->pm->pkg[c] >= 0)
         ls->active[ls->pm->pkg[c]]++;
     cpu_contrib(ls, c, +1);
+    core_crowd(ls, c);
 }
 
 static void unlink_task(struct ls *ls, unsigned t)
@@ -106,6 +127,7 @@ static void unlink_task(struct ls *ls, unsigned t)
         ls->pm->pkg[c] >= 0)
         ls->active[ls->pm->pkg[c]]--;
     cpu_contrib(ls, c, +1);
+    core_crowd(ls, c);
 }
 
 /* Weighted speed of task @t where it is now, from the current sums. */
@@ -120,7 +142,8 @@ static double speed_of(const struct ls *ls, unsigned t)
                               pm->mp[t] / ls->cnt[c],
                               corun__pm_l3_dmg(pm, c, ls->sum[2], ls->core3[LEV(pm, c, 0)],
                                                pm->press[t * CORUN__PM_NLEV + 2] / ls->cnt[c]),
-                              pm->core[c] >= 0 ? ls->corecnt[pm->core[c]] : 1);
+                              pm->core[c] >= 0 ? ls->corecnt[pm->core[c]] : 1,
+                              pm->core[c] >= 0 ? ls->crowd + 2 * pm->core[c] : NULL);
     if (pm->home[t] >= 0)
         xm += pm->sens[t * CORUN__PM_NLEV + 3] *
               corun__pm_dmg(
@@ -316,6 +339,8 @@ static void ls_free(struct ls *ls)
     free(ls->cnt);
     free(ls->corecnt);
     free(ls->active);
+    free(ls->crowd);
+    free(ls->cidx);
     free(ls->head);
     free(ls->next);
     free(ls->prev);
@@ -347,6 +372,8 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
     ls->cnt = calloc(nc, sizeof(*ls->cnt));
     ls->corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*ls->corecnt));
     ls->active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*ls->active));
+    ls->crowd = calloc((pm->ncore ? pm->ncore : 1) * 2, sizeof(*ls->crowd));
+    ls->cidx = malloc(n * sizeof(*ls->cidx));
     ls->head = malloc(nc * sizeof(*ls->head));
     ls->next = malloc(n * sizeof(*ls->next));
     ls->prev = malloc(n * sizeof(*ls->prev));
@@ -357,9 +384,9 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
     ls->hhead = malloc(nnode * sizeof(*ls->hhead));
     ls->hnext = malloc(n * sizeof(*ls->hnext));
     ls->hstamp = calloc(nnode, sizeof(*ls->hstamp));
-    if (!ls->core3 || !ls->cnt || !ls->corecnt || !ls->active || !ls->head || !ls->next ||
-        !ls->prev || !ls->s || !ls->stamp || !ls->aff || !ls->snew || !ls->hhead || !ls->hnext ||
-        !ls->hstamp)
+    if (!ls->core3 || !ls->cnt || !ls->corecnt || !ls->active || !ls->crowd || !ls->cidx ||
+        !ls->head || !ls->next || !ls->prev || !ls->s || !ls->stamp || !ls->aff || !ls->snew ||
+        !ls->hhead || !ls->hnext || !ls->hstamp)
         goto out_nomem;
     for (unsigned c = 0; c < nc; c++)
         ls->head[c] = -1;

@@ -589,30 +589,44 @@ static void test_predict_orderings(void **state)
 }
 
 /*
- * Past two busy threads a core, each sibling costs more than its pair cost:
- * four compute tasks on one SMT4 core lose three pair costs each, times
- * 1 + CORUN__PM_SMT_CROWD * 2 (policy-internal.h), where two to a core lose
- * one. No caches and one memory node, so the rest of each task's time is the
- * same in all three placements and cancels in the differences.
+ * Past two busy threads a core, its threads share its issue slots
+ * (corun__pm_crowd()): four compute-bound tasks that never stall on memory
+ * (IPC 2.2, 0.2 misses per kilo-instruction) on one SMT4 core each run
+ * Σ issue / CORUN__PM_CORE_CAP = 4 x 0.85 times longer, where two to a
+ * core pay the pair table's cost. Both pay each sibling's spill as well
+ * (all of it: without an L3, what a sibling pushes out of the core's
+ * caches goes to memory). No caches and one memory node, so the rest of
+ * each task's time is the same in all three placements and cancels in the
+ * differences.
  */
 static void test_smt_crowd(void **state)
 {
     struct corun_topo *t = synthetic_topo("core:4 pu:4");
     struct corun_task_profile tk[4];
-    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk};
+    const double flat[4] = {1, 1, 1, 1};
+    struct corun_snapshot s = {
+        .topo = t, .ntasks = 4, .tasks = tk, .turbo_rel = flat, .turbo_n = 4};
     int alone[4] = {0, 4, 8, 12}, pairs[4] = {0, 1, 4, 5}, four[4] = {0, 1, 2, 3};
+    struct corun__core_use cu;
+    double pair = corun_profile_core_pair(CORUN_CLASS_COMPUTE, CORUN_CLASS_COMPUTE);
+    double spill = corun_profile_core_spill(CORUN_CLASS_COMPUTE, CORUN_CLASS_COMPUTE);
     double sa[4], sp[4], s4[4], x2, x4;
 
-    for (unsigned i = 0; i < 4; i++)
+    corun__core_use(CORUN_CLASS_COMPUTE, &cu);
+    for (unsigned i = 0; i < 4; i++) {
         tk[i] = class_task(i, CORUN_CLASS_COMPUTE);
+        tk[i].ipc = 2.2;
+        tk[i].llc_mpki = 0.2;
+    }
     corun_policy_predict(&s, alone, sa);
     corun_policy_predict(&s, pairs, sp);
     corun_policy_predict(&s, four, s4);
     x2 = 1 / sp[0] - 1 / sa[0];
     x4 = 1 / s4[0] - 1 / sa[0];
-    assert_true(x2 > 0.01);
-    if (fabs(x4 / x2 - 3 * (1 + 2 * 1.0)) > 1e-6)
-        fail_msg("four a core cost %.4f, two a core %.4f: ratio %.4f, want 9", x4, x2, x4 / x2);
+    assert_true(fabs(x2 - pair - spill) < 1e-9);
+    if (fabs(x4 - (4 * cu.issue / CORUN__PM_CORE_CAP - 1) - 3 * spill) > 1e-6)
+        fail_msg("four a core: extra time %.4f, want %.4f", x4,
+                 4 * cu.issue / CORUN__PM_CORE_CAP - 1 + 3 * spill);
     corun_topo_free(t);
 }
 
