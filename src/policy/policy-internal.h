@@ -195,7 +195,8 @@ static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, uns
  * plus the pair table's spill (what siblings push out of the core's L2
  * and the L3 above no longer holds). CORE_CAP is set where two compute
  * threads (issue 0.85) overfill the core 1.7 times, the pair table's 0.65
- * extra each; CORE_MLP is about a dozen, Skylake's twelve L1 fill buffers.
+ * extra each; CORE_MLP is about a dozen (Intel's cores have had ten L1
+ * fill buffers since Nehalem, later ones more).
  * Cores of one or two busy threads keep the pair table.
  */
 #define CORUN__PM_HOLD     0.6
