@@ -415,39 +415,47 @@ void corun__pm_release(struct corun__pm *pm)
 }
 
 /*
- * corun__pm_crowd() of every crowded core of placement @cpu into
- * @crowd[2 * core], @cnt and @corecnt its tasks per CPU and busy CPUs per
- * core: the placed tasks sorted by core (counting sort), each crowded
- * core's solved on its own. 0 or -ENOMEM.
+ * corun__pm_crowd() of every crowded core of placement @cpu, @cnt and
+ * @corecnt its tasks per CPU and busy CPUs per core, into *@crowd (2 per
+ * core, malloc'd; NULL where no core is crowded, the usual case, which
+ * costs no allocation): the placed tasks sorted by core (counting sort),
+ * each crowded core's solved on its own. 0 or -ENOMEM.
  */
 static int crowd_all(const struct corun__pm *pm, const int *cpu, const unsigned *cnt,
-                     const unsigned *corecnt, double *crowd)
+                     const unsigned *corecnt, double **crowd)
 {
-    unsigned *start = calloc(pm->ncore + 1, sizeof(*start));
-    unsigned *idx = malloc((pm->n ? pm->n : 1) * sizeof(*idx));
+    unsigned *start, *idx;
     bool any = false;
 
-    if (!start || !idx) {
-        free(start);
-        free(idx);
-        return -ENOMEM;
-    }
+    *crowd = NULL;
     for (unsigned k = 0; k < pm->ncore; k++)
         any |= corecnt[k] > 2;
-    for (unsigned i = 0; any && i < pm->n; i++)
+    if (!any)
+        return 0;
+    start = calloc(pm->ncore + 1, sizeof(*start));
+    idx = malloc((pm->n ? pm->n : 1) * sizeof(*idx));
+    *crowd = malloc(pm->ncore * 2 * sizeof(**crowd));
+    if (!start || !idx || !*crowd) {
+        free(start);
+        free(idx);
+        free(*crowd);
+        *crowd = NULL;
+        return -ENOMEM;
+    }
+    for (unsigned i = 0; i < pm->n; i++)
         if (cpu[i] >= 0 && (unsigned)cpu[i] < pm->ncpus && pm->core[cpu[i]] >= 0)
             start[pm->core[cpu[i]] + 1]++;
-    for (unsigned k = 0; any && k < pm->ncore; k++)
+    for (unsigned k = 0; k < pm->ncore; k++)
         start[k + 1] += start[k];
-    for (unsigned i = 0; any && i < pm->n; i++)
+    for (unsigned i = 0; i < pm->n; i++)
         if (cpu[i] >= 0 && (unsigned)cpu[i] < pm->ncpus && pm->core[cpu[i]] >= 0)
             idx[start[pm->core[cpu[i]]]++] = i;
     /* start[k] is now the end of core k's tasks, start[k - 1] their start. */
-    for (unsigned k = 0; any && k < pm->ncore; k++)
+    for (unsigned k = 0; k < pm->ncore; k++)
         if (corecnt[k] > 2) {
             unsigned from = k ? start[k - 1] : 0;
 
-            corun__pm_crowd(pm, idx + from, start[k] - from, cpu, cnt, crowd + 2 * k);
+            corun__pm_crowd(pm, idx + from, start[k] - from, cpu, cnt, *crowd + 2 * k);
         }
     free(start);
     free(idx);
@@ -462,8 +470,7 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
 double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *speed, double *lost)
 {
     double *sum[CORUN__PM_NLEV] = {0}, stp = 0;
-    double *core3 = calloc(pm->ndom[0] ? pm->ndom[0] : 1, sizeof(*core3));
-    double *crowd = malloc((pm->ncore ? pm->ncore : 1) * 2 * sizeof(*crowd));
+    double *core3 = calloc(pm->ndom[0] ? pm->ndom[0] : 1, sizeof(*core3)), *crowd = NULL;
     unsigned *cnt = calloc(pm->ncpus ? pm->ncpus : 1, sizeof(*cnt));
     unsigned *corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*corecnt));
     unsigned *active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*active));
@@ -477,7 +484,7 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
         if (!sum[li])
             err = -ENOMEM;
     }
-    if (!core3 || !crowd || !cnt || !corecnt || !active || err) {
+    if (!core3 || !cnt || !corecnt || !active || err) {
         stp = -ENOMEM;
         goto out_free;
     }
@@ -489,7 +496,7 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
             pm->pkg[cpu[i]] >= 0)
             active[pm->pkg[cpu[i]]]++;
     }
-    if (crowd_all(pm, cpu, cnt, corecnt, crowd)) {
+    if (crowd_all(pm, cpu, cnt, corecnt, &crowd)) {
         stp = -ENOMEM;
         goto out_free;
     }
@@ -533,7 +540,7 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
                         pm, i, &sum[0][(size_t)d * CORUN__PM_NCLS], pm->mp[i] / cnt[cpu[i]],
                         corun__pm_l3_dmg(pm, (unsigned)cpu[i], sum[2], core3[d],
                                          pm->press[i * CORUN__PM_NLEV + 2] / cnt[cpu[i]]),
-                        busy, k >= 0 ? crowd + 2 * k : NULL);
+                        busy, crowd && k >= 0 ? crowd + 2 * k : NULL);
 
                     x += xo;
                     if (busy > 2)

@@ -534,7 +534,7 @@ static bool cores_alike(const struct corun__pm *pm, const unsigned *cstart, cons
     if (pm->pkg[ca] != pm->pkg[cb] || fabs(pm->cap[ca] - pm->cap[cb]) > 1e-9)
         return false;
     for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
-        if (pm->dom[ca * CORUN__PM_NLEV + li] != pm->dom[cb * CORUN__PM_NLEV + li])
+        if (LEV(pm, ca, li) != LEV(pm, cb, li))
             return false;
     return true;
 }
