@@ -16,8 +16,10 @@ all: configure
 deps:
 	@bash scripts/install-deps.sh
 
+# A configure that failed (say, run before `make deps`) leaves a cache but no
+# Makefile; test for the Makefile so that the next make configures again.
 configure:
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) >/dev/null
+	@test -f $(BUILD)/Makefile || cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) >/dev/null
 
 demo: deps all
 	@bash scripts/demo.sh $(BUILD)
@@ -26,7 +28,7 @@ test: deps all
 	@bash scripts/run-tests.sh $(BUILD)
 
 bench: deps
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@test -f $(BUILD)/Makefile || cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake -S . -B $(BUILD) -DCORUN_BENCH=ON >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
