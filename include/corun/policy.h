@@ -57,6 +57,9 @@ struct corun_task_profile {
      * its home node's memory. */
     bool home_known;
     unsigned home_node;     /* logical index of that NUMA node */
+    /* Appended: cls is the caller's hint, not learned from counters; the
+     * policy then keeps it as given. */
+    bool cls_hint;
 };
 
 struct corun_snapshot {

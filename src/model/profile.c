@@ -156,6 +156,7 @@ static void refresh_profile(struct slot *s)
 
     t->id = s->id;
     t->cls = slot_class(s);
+    t->cls_hint = (unsigned)s->hint < CORUN_NCLASSES;
     t->weight = s->weight;
     t->ipc = s->ipc;
     t->freq_ratio = s->fr;

@@ -202,6 +202,10 @@ static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, uns
 #define CORUN__PM_HOLD     0.6
 #define CORUN__PM_CORE_CAP 1.0
 #define CORUN__PM_CORE_MLP 12.0
+/* The IPC, read back to a crowd-free core, below which a task that misses
+ * almost always is taken for a rabbit rather than a streamer
+ * (crowd_reread(), policy-model.c): corun_profile_classify()'s 0.45. */
+#define CORUN__PM_CROWD_STREAM_IPC 0.45
 
 /* The stretch of a crowded core's compute time (@out[0], sigma above) and
  * of its memory time (@out[1], R) from its @k tasks @idx, task t there a

@@ -223,6 +223,31 @@ static void pool_run(double pool, double *sens_a, double *sens_c)
     corun_topo_free(t3);
 }
 
+/* A profile says whether its class is the caller's hint (the policy keeps
+ * it then) or learned from counters (the policy may read it again). */
+static void test_hint_is_flagged(void **state)
+{
+    struct corun_topo_opts to = {.source = CORUN_TOPO_SYNTHETIC, .input = "core:2 pu:1"};
+    struct corun_topo *t2;
+    struct corun_profiler *p;
+    unsigned sh, sl;
+
+    (void)state;
+    assert_int_equal(corun_topo_load(&to, &t2), 0);
+    assert_int_equal(corun_profiler_new(t2, NULL, &p), 0);
+    assert_int_equal(corun_profiler_add(p, 1, CORUN_CLASS_STREAMING, 1, &sh), 0);
+    assert_int_equal(corun_profiler_add(p, 2, CORUN_CLASS_UNKNOWN, 1, &sl), 0);
+    assert_true(corun_profiler_get(p, sh)->cls_hint);
+    assert_int_equal(corun_profiler_get(p, sh)->cls, CORUN_CLASS_STREAMING);
+    assert_false(corun_profiler_get(p, sl)->cls_hint);
+    assert_int_equal(corun_profiler_set_hint(p, sh, CORUN_CLASS_UNKNOWN), 0);
+    assert_false(corun_profiler_get(p, sh)->cls_hint);
+    assert_int_equal(corun_profiler_set_hint(p, sl, CORUN_CLASS_RABBIT), 0);
+    assert_true(corun_profiler_get(p, sl)->cls_hint);
+    corun_profiler_free(p);
+    corun_topo_free(t2);
+}
+
 static void test_class_pool(void **state)
 {
     double p0, s0, a_on, c_on, a_off, c_off;
@@ -458,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_cache_loss),
         cmocka_unit_test(test_frequency_is_not_interference),
         cmocka_unit_test(test_learns_pair_interference),
+        cmocka_unit_test(test_hint_is_flagged),
         cmocka_unit_test(test_class_pool),
         cmocka_unit_test(test_missing_counters),
         cmocka_unit_test(test_learner_agrees_with_predictor),
