@@ -5,7 +5,8 @@
  * pressure by their miss counts, a cache's share by insertion rate, memory
  * latency amplified by the cache share lost, an L3 that is one core's
  * own, where SMT siblings are its only other tenants, a core crowded with
- * more than two busy threads, and tasks measured on such a core.
+ * more than two busy threads, and tasks measured on such a core (a
+ * streamer, and a rabbit that misses almost always).
  */
 #include "testutil.h"
 
@@ -404,6 +405,50 @@ static void test_predict_crowd_reread(void **state)
     corun_topo_free(t);
 }
 
+/*
+ * A task that misses almost always (98% of its LLC references), measured
+ * beside three pointer chasers on one SMT4 core under a 32 MB L3. At an
+ * IPC of 0.08 its IPC read back to a crowd-free core is below 0.45, and it
+ * is predicted as a rabbit: on a crowded core a high miss ratio does not
+ * say streaming (bench/heldout11's ThunderX2 rabbits). At 0.12 it reads
+ * back above 0.45 and is predicted as a streamer. Without the rule both
+ * were streamers.
+ */
+static void test_predict_crowd_rabbit(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:1 l3:1(size=33554432) core:2 pu:4");
+    struct corun_task_profile tk[4];
+    const int at[4] = {0, 1, 2, 3};
+    struct corun_snapshot s = {.topo = t, .ntasks = 4, .tasks = tk};
+    const double ipc[2] = {0.08, 0.12};
+    const enum corun_class want[2] = {CORUN_CLASS_RABBIT, CORUN_CLASS_STREAMING};
+
+    (void)state;
+    for (unsigned k = 0; k < 2; k++) {
+        double l[4], r[4], st[4], *as = want[k] == CORUN_CLASS_RABBIT ? r : st;
+
+        for (unsigned i = 0; i < 4; i++) {
+            tk[i] = class_task(i, CORUN_CLASS_CHASING);
+            tk[i].ipc = 0.05;
+            tk[i].llc_mpki = 80;
+            tk[i].llc_miss_ratio = 0.98;
+            tk[i].cpu = at[i];
+        }
+        tk[0].ipc = ipc[k];
+        tk[0].llc_mpki = 22;
+        assert_true(corun_policy_predict(&s, at, l) > 0);
+        tk[0].cls_hint = true;
+        tk[0].cls = CORUN_CLASS_RABBIT;
+        assert_true(corun_policy_predict(&s, at, r) > 0);
+        tk[0].cls = CORUN_CLASS_STREAMING;
+        assert_true(corun_policy_predict(&s, at, st) > 0);
+        if (!(fabs(l[0] - as[0]) < 1e-3 * as[0] && fabs(r[0] - st[0]) > 0.05 * st[0]))
+            fail_msg("IPC %.2f: learned %.4f, as a rabbit %.4f, as a streamer %.4f", ipc[k], l[0],
+                     r[0], st[0]);
+    }
+    corun_topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_predict_l3_of_a_core),
         cmocka_unit_test(test_predict_crowded_core),
         cmocka_unit_test(test_predict_crowd_reread),
+        cmocka_unit_test(test_predict_crowd_rabbit),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
