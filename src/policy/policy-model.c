@@ -369,14 +369,14 @@ static void core_reread(struct corun__pm *pm, const struct corun_snapshot *snap,
  * is read again at its IPC times 1 plus the core-level extra time the
  * crowd model gives it where it was measured (its IPC alone, as far as
  * the model knows), to a fixed point (core_reread(): the extra time
- * depends on the figures read). Its class is read again too, unless a caller gave
- * it: the POWER9's streamers came out at 0.30-0.63, its rabbits at
- * 0.20-0.34, its chasers at 0.06-0.09. One exception to the classifier:
- * a task's share of a crowded core's caches is a sliver, so a high miss
- * ratio does not say streaming there; the IPC must say it too (the
- * classifier's 0.45). Without it ThunderX2's rabbits, twenty-eight cores
- * to its one L3 (bench/heldout11), came out at 0.26-0.44, were taken for
- * streamers, and the set's capture fell 2-3 points.
+ * depends on the figures read). Its class is read again too, unless a
+ * caller gave it: the POWER9's streamers came out at 0.30-0.63, its
+ * rabbits at 0.20-0.34, its chasers at 0.06-0.09. One exception to the
+ * classifier: a task's share of a crowded core's caches is a sliver, so a
+ * high miss ratio does not say streaming there; the IPC must say it too
+ * (the classifier's 0.45). Without it ThunderX2's rabbits, twenty-eight
+ * cores to its one L3 (bench/heldout11), came out at 0.26-0.44, were
+ * taken for streamers, and the set's capture fell 2-3 points.
  * 0, or -ENOMEM.
  */
 static int crowd_reread(struct corun__pm *pm, const struct corun_snapshot *snap)
