@@ -270,6 +270,35 @@ static void full_clock_mf(struct corun__pm *pm, const struct corun_task_profile 
 }
 
 /*
+ * The tasks of placement @cpu sorted by core (counting sort): into *@idx
+ * (n entries) core by core, and *@start (ncore + 1 entries) such that core
+ * k's are idx[k ? start[k - 1] : 0 .. start[k]). Tasks on no CPU, or on a
+ * CPU of no core, are left out. 0, or -ENOMEM with nothing allocated.
+ */
+static int by_core(const struct corun__pm *pm, const int *cpu, unsigned **start, unsigned **idx)
+{
+    unsigned *st = calloc(pm->ncore + 1, sizeof(*st)),
+             *ix = malloc((pm->n ? pm->n : 1) * sizeof(*ix));
+
+    if (!st || !ix) {
+        free(st);
+        free(ix);
+        return -ENOMEM;
+    }
+    for (unsigned i = 0; i < pm->n; i++)
+        if (cpu[i] >= 0 && (unsigned)cpu[i] < pm->ncpus && pm->core[cpu[i]] >= 0)
+            st[pm->core[cpu[i]] + 1]++;
+    for (unsigned k = 0; k < pm->ncore; k++)
+        st[k + 1] += st[k];
+    for (unsigned i = 0; i < pm->n; i++)
+        if (cpu[i] >= 0 && (unsigned)cpu[i] < pm->ncpus && pm->core[cpu[i]] >= 0)
+            ix[st[pm->core[cpu[i]]]++] = i;
+    *start = st;
+    *idx = ix;
+    return 0;
+}
+
+/*
  * The per-task figures of task @i (profile @t) read as class @cls at IPC
  * @ipc: the class priors at every level, with what was learned over the
  * priors of @cls0, the class the profile's figures were learned as; the
@@ -333,7 +362,7 @@ static void core_reread(struct corun__pm *pm, const struct corun_snapshot *snap,
             unsigned i = idx[q];
             double v = (1 - pm->mf[i]) * (cr[0] - 1) + pm->mf[i] * (cr[1] * (1 + pm->pen[i]) - 1);
 
-            if (round && fabs(v - x[i]) > moved * (1 + x[i]))
+            if (round && fabs(v - x[i]) / (1 + x[i]) > moved)
                 moved = fabs(v - x[i]) / (1 + x[i]);
             x[i] = v;
         }
@@ -405,23 +434,12 @@ static int crowd_reread(struct corun__pm *pm, const struct corun_snapshot *snap)
     if (!any)
         goto out;
     err = -ENOMEM;
-    start = calloc(pm->ncore + 1, sizeof(*start));
-    idx = malloc(n * sizeof(*idx));
     x = malloc(n * sizeof(*x));
     cls0 = malloc(n * sizeof(*cls0));
-    if (!start || !idx || !x || !cls0)
+    if (!x || !cls0 || by_core(pm, cpu, &start, &idx))
         goto out;
-    for (unsigned i = 0; i < n; i++) {
-        cls0[i] = pm->cls[i] < CORUN_NCLASSES ? (enum corun_class)pm->cls[i] : CORUN_CLASS_UNKNOWN;
-        if (cpu[i] >= 0)
-            start[pm->core[cpu[i]] + 1]++;
-    }
-    for (unsigned k = 0; k < pm->ncore; k++)
-        start[k + 1] += start[k];
     for (unsigned i = 0; i < n; i++)
-        if (cpu[i] >= 0)
-            idx[start[pm->core[cpu[i]]]++] = i;
-    /* start[k] is now the end of core k's tasks, start[k - 1] their start. */
+        cls0[i] = pm->cls[i] < CORUN_NCLASSES ? (enum corun_class)pm->cls[i] : CORUN_CLASS_UNKNOWN;
     for (unsigned k = 0; k < pm->ncore; k++) {
         unsigned from = k ? start[k - 1] : 0;
 
@@ -575,25 +593,12 @@ static int crowd_all(const struct corun__pm *pm, const int *cpu, const unsigned 
         any |= corecnt[k] > 2;
     if (!any)
         return 0;
-    start = calloc(pm->ncore + 1, sizeof(*start));
-    idx = malloc((pm->n ? pm->n : 1) * sizeof(*idx));
     *crowd = malloc(pm->ncore * 2 * sizeof(**crowd));
-    if (!start || !idx || !*crowd) {
-        free(start);
-        free(idx);
+    if (!*crowd || by_core(pm, cpu, &start, &idx)) {
         free(*crowd);
         *crowd = NULL;
         return -ENOMEM;
     }
-    for (unsigned i = 0; i < pm->n; i++)
-        if (cpu[i] >= 0 && (unsigned)cpu[i] < pm->ncpus && pm->core[cpu[i]] >= 0)
-            start[pm->core[cpu[i]] + 1]++;
-    for (unsigned k = 0; k < pm->ncore; k++)
-        start[k + 1] += start[k];
-    for (unsigned i = 0; i < pm->n; i++)
-        if (cpu[i] >= 0 && (unsigned)cpu[i] < pm->ncpus && pm->core[cpu[i]] >= 0)
-            idx[start[pm->core[cpu[i]]]++] = i;
-    /* start[k] is now the end of core k's tasks, start[k - 1] their start. */
     for (unsigned k = 0; k < pm->ncore; k++)
         if (corecnt[k] > 2) {
             unsigned from = k ? start[k - 1] : 0;
