@@ -416,7 +416,8 @@ static int crowd_reread(struct corun__pm *pm, const struct corun_snapshot *snap)
     int *cpu = NULL, err = -ENOMEM;
     bool any = false;
 
-    if (!pm->ncore || !n)
+    /* No core of the machine can hold more than two busy threads. */
+    if (!pm->ncore || !n || corun_topo_info(pm->topo)->smt_width <= 2)
         return 0;
     cnt = calloc(pm->ncpus, sizeof(*cnt));
     corecnt = calloc(pm->ncore, sizeof(*corecnt));
