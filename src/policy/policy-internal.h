@@ -206,6 +206,11 @@ static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, uns
  * almost always is taken for a rabbit rather than a streamer
  * (crowd_reread(), policy-model.c): corun_profile_classify()'s 0.45. */
 #define CORUN__PM_CROWD_STREAM_IPC 0.45
+/* A task classed streaming that misses per cycle less than this share of
+ * the snapshot's fastest-missing streamer is read as a rabbit squeezed
+ * out of its cache, in the L2 and L3 (squeezed_rabbits(),
+ * policy-model.c). */
+#define CORUN__PM_SQUEEZED_MPC 0.45
 
 /* The stretch of a crowded core's compute time (@out[0], sigma above) and
  * of its memory time (@out[1], R) from its @k tasks @idx, task t there a
