@@ -67,6 +67,7 @@ struct corun__pm {
     struct corun__cache_geom geom; /* the priors' (l3_core: corun__l3_others()) */
     /* The core level is pairwise by class (corun_profile_core_pair()): */
     unsigned *cls;        /* class index per task, CORUN__PM_NCLS - 1 for unknown */
+    unsigned *scls;       /* class of its spill row: cls, but a squeezed rabbit's */
     double *ms, *mp;      /* core sensitivity and pressure over their class prior */
     int *home;            /* memory node per task (NUMA domain index), -1 unknown or
                              following the task (snapshot.mem_follows) */
@@ -208,8 +209,8 @@ static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, uns
 #define CORUN__PM_CROWD_STREAM_IPC 0.45
 /* A task classed streaming that misses per cycle less than this share of
  * the snapshot's fastest-missing streamer is read as a rabbit squeezed
- * out of its cache, in the L2 and L3 (squeezed_rabbits(),
- * policy-model.c). */
+ * out of its cache, in the L2 and L3 and in its spill row
+ * (squeezed_rabbits(), policy-model.c). */
 #define CORUN__PM_SQUEEZED_MPC 0.45
 
 /* The stretch of a crowded core's compute time (@out[0], sigma above) and
@@ -254,7 +255,7 @@ static inline void corun__pm_crowd(const struct corun__pm *pm, const unsigned *i
 static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, const double *csum,
                                       double own_mp, double d3, unsigned busy, const double *crowd)
 {
-    const double *row = pm->pair[pm->cls[i]], *sp = pm->spill[pm->cls[i]];
+    const double *row = pm->pair[pm->cls[i]], *sp = pm->spill[pm->scls[i]];
     double x = 0;
 
     if (busy > 2 && crowd) {

@@ -345,6 +345,7 @@ static void task_figures(struct corun__pm *pm, const struct corun_task_profile *
      * learned core figures compare with its class prior. */
     corun_profile_prior(cls, CORUN_LEVEL_CORE, &p0, &s0);
     pm->cls[i] = (unsigned)cls < CORUN_NCLASSES ? (unsigned)cls : CORUN__PM_NCLS - 1;
+    pm->scls[i] = pm->cls[i];
     pm->ms[i] = s0 > 0 ? pm->sens[i * CORUN__PM_NLEV] / s0 : 1.0;
     pm->mp[i] = p0 > 0 ? pm->press[i * CORUN__PM_NLEV] / p0 : 1.0;
     pm->mf[i] = corun_profile_mem_share(ipc, t->llc_mpki);
@@ -488,29 +489,36 @@ out:
 /*
  * A rabbit squeezed out of its cache misses almost always, as a streamer
  * does, and the classifier takes it for one: over bench/heldout3-11 (mixed
- * and adversarial 16 and 32, seed 1) 180 of the tasks classed streaming
- * were rabbits, given a streamer's L3 sensitivity of 0.03 (a rabbit's is
- * 0.90), so the predictor never gave them a cache back. What tells them
- * apart is how many misses each keeps in flight: a streamer 6-10, a rabbit
- * 1.5-3, so at the same memory latency a rabbit completes fewer misses a
- * cycle. A task classed streaming (not by its caller) that misses per
- * cycle (misses per instruction times IPC) less than
- * CORUN__PM_SQUEEZED_MPC of the snapshot's fastest-missing streamer is
- * read as a rabbit in the L2 and L3. Over those runs the rabbits came out
- * at 0.26-0.50 of that streamer (72% below 0.45), and no streamer measured
- * on a core of at most two busy threads below 0.51. At the core and the
- * memory it stays as classed: there what counts is the stream of misses
- * it makes, a streamer's at about half the rate, not what a cache would
- * do for it. Read as a rabbit at the core too, bench/heldout7's Xeon
- * D-1541 adversarial 16 (seed 1) fell from +1.5% to -1.5% over the
- * baseline: the pair table's rabbits were fitted beside caches they fit
- * in, and there, 1.5 MB of L3 a core, its rabbit column is 1.5-2 times
- * the table's (bench/fit-core-pair); read as one at the memory too,
- * heldout5's EPYC 7551P adversarial 64 fell below DI with seeds 1 and 7.
- * Tasks on crowded cores are left to crowd_reread(), which reads their
- * IPCs back first, and tasks measured on no known CPU as they are; a
- * snapshot without a streamer that misses fast has no reference, and
- * nothing is read again. 0, or -ENOMEM.
+ * and adversarial 16 and 32, seed 1) 180 of the tasks classed streaming were
+ * rabbits, given a streamer's L3 sensitivity of 0.03 (a rabbit's is 0.90),
+ * so the predictor never gave them a cache back. What tells them apart is
+ * how many misses each keeps in flight: a streamer 6-10, a rabbit 1.5-3, so
+ * at the same memory latency a rabbit completes fewer misses a cycle. A task
+ * classed streaming (not by its caller) that misses per cycle (misses per
+ * instruction times IPC) less than CORUN__PM_SQUEEZED_MPC of the snapshot's
+ * fastest-missing streamer is read as a rabbit in the L2 and L3, and in what
+ * its SMT sibling costs it once it has lost its L3 (its spill row,
+ * corun_profile_core_spill(): a rabbit's misses then go to memory; a
+ * streamer's went there anyway). Over those runs the rabbits came out at
+ * 0.26-0.50 of that streamer (72% below 0.45), and no streamer measured on a
+ * core of at most two busy threads below 0.51.
+ *
+ * At the core and the memory it stays as classed: there what counts is the
+ * stream of misses it makes, a streamer's at about half the rate, not what a
+ * cache would do for it. Read as a rabbit at the core too, bench/heldout7's
+ * Xeon D-1541 adversarial 16 (seed 1) fell from +1.5% to -1.5% over the
+ * baseline: the pair table's rabbits were fitted beside caches they fit in,
+ * and there, 1.5 MB of L3 a core, its rabbit column is 1.5-2 times the
+ * table's (bench/fit-core-pair). Read as one at the memory too, heldout5's
+ * EPYC 7551P adversarial 64 fell below DI with seeds 1 and 7. With a
+ * streamer's spill row, the fixtures' hybrid mixed 8 (seed 1) fell below DI:
+ * its rabbit, beside a chaser, was predicted at 0.34 where the simulator has
+ * 0.22.
+ *
+ * Tasks on crowded cores are left to crowd_reread(), which reads their IPCs
+ * back first, and tasks measured on no known CPU as they are; a snapshot
+ * without a streamer that misses fast has no reference, and nothing is read
+ * again. 0, or -ENOMEM.
  */
 static int squeezed_rabbits(struct corun__pm *pm, const struct corun_snapshot *snap)
 {
@@ -545,8 +553,10 @@ static int squeezed_rabbits(struct corun__pm *pm, const struct corun_snapshot *s
                 continue;
             if (!pass && v > top)
                 top = v;
-            else if (pass && !t->cls_hint && v < CORUN__PM_SQUEEZED_MPC * top)
+            else if (pass && !t->cls_hint && v < CORUN__PM_SQUEEZED_MPC * top) {
                 level_figures(pm, t, i, CORUN_CLASS_RABBIT, CORUN_CLASS_STREAMING, 1, 3);
+                pm->scls[i] = CORUN_CLASS_RABBIT;
+            }
         }
     free(cnt);
     free(corecnt);
@@ -581,6 +591,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->dom = malloc((nc ? nc : 1) * CORUN__PM_NLEV * sizeof(int));
     pm->scale = malloc((nc ? nc : 1) * CORUN__PM_NLEV * sizeof(double));
     pm->cls = malloc((n ? n : 1) * sizeof(unsigned));
+    pm->scls = malloc((n ? n : 1) * sizeof(unsigned));
     pm->ms = malloc((n ? n : 1) * sizeof(double));
     pm->mp = malloc((n ? n : 1) * sizeof(double));
     pm->home = malloc((n ? n : 1) * sizeof(int));
@@ -593,7 +604,8 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->pkg_cores = calloc(pm->npkg ? pm->npkg : 1, sizeof(unsigned));
     if (!pm->home || !pm->mnode || !pm->node || !pm->pkg || !pm->core || !pm->pkg_cores ||
         !pm->press || !pm->sens || !pm->u || !pm->eu || !pm->w || !pm->mf || !pm->cap || !pm->dom ||
-        !pm->scale || !pm->cls || !pm->ms || !pm->mp || !pm->dem || !pm->mlp || !pm->pen) {
+        !pm->scale || !pm->cls || !pm->scls || !pm->ms || !pm->mp || !pm->dem || !pm->mlp ||
+        !pm->pen) {
         corun__pm_release(pm);
         return -ENOMEM;
     }
@@ -660,6 +672,7 @@ void corun__pm_release(struct corun__pm *pm)
     free(pm->dom);
     free(pm->scale);
     free(pm->cls);
+    free(pm->scls);
     free(pm->ms);
     free(pm->mp);
     free(pm->home);
@@ -841,8 +854,8 @@ double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, u
         if (da < 0 || da != pm->dom[cpu_b * CORUN__PM_NLEV + li])
             continue;
         if (li == 0) {
-            xa += pm->ms[a] * (pm->pair[ca][cb] + d3a * pm->spill[ca][cb]) * pm->mp[b];
-            xb += pm->ms[b] * (pm->pair[cb][ca] + d3b * pm->spill[cb][ca]) * pm->mp[a];
+            xa += pm->ms[a] * (pm->pair[ca][cb] + d3a * pm->spill[pm->scls[a]][cb]) * pm->mp[b];
+            xb += pm->ms[b] * (pm->pair[cb][ca] + d3b * pm->spill[pm->scls[b]][ca]) * pm->mp[a];
             continue;
         }
         xa += pm->sens[a * CORUN__PM_NLEV + li] *

@@ -454,10 +454,12 @@ static void test_predict_crowd_rabbit(void **state)
  * A task classed streaming that completes fewer than 0.45 of the misses a
  * cycle of the snapshot's fastest streamer keeps few in flight: a rabbit
  * squeezed out of its cache. The predictor reads it as a rabbit in the
- * caches, so it loses much more from sharing its L3 with the streamer than
- * it would as one, about what a rabbit the caller named loses; at the core
- * and the memory it stays a streamer, so its SMT sibling (a compute task)
- * and the streamer under the other L3 are predicted as beside a streamer.
+ * caches, and in what its SMT sibling costs it once it has lost its L3
+ * (its spill row), so it loses much more from sharing its L3 with the
+ * streamer than it would as one, what a rabbit the caller named loses; at
+ * the core and the memory it stays a streamer, so its sibling (a compute
+ * task) and the streamer under the other L3 are predicted as beside a
+ * streamer.
  * Just above the share it is a streamer at every level.
  */
 static void test_predict_squeezed_rabbit(void **state)
@@ -499,10 +501,11 @@ static void test_predict_squeezed_rabbit(void **state)
             comp[v] = sa[2];
             mem[v] = sa[1];
         }
-        /* Measured: at 0.20, losses of 0.318 (0.389 named a rabbit, 0.025 a
-         * streamer) and the compute task at 0.619 (0.693, 0.619). */
+        /* Measured: at 0.20, losses of 0.392 (0.389 named a rabbit, 0.025 a
+         * streamer; 0.318 with a streamer's spill row) and the compute
+         * task at 0.619 (0.693, 0.619). */
         if (ipc100 == 20)
-            ok = loss[0] > 5 * loss[2] && fabs(loss[0] - loss[1]) < 0.25 * loss[1] &&
+            ok = loss[0] > 5 * loss[2] && fabs(loss[0] - loss[1]) < 0.05 * loss[1] &&
                  fabs(comp[0] - comp[2]) < 0.02 * comp[2] && comp[1] - comp[0] > 0.05 * comp[0];
         else
             ok = fabs(loss[0] - loss[2]) < 1e-9 && fabs(comp[0] - comp[2]) < 1e-9;
