@@ -208,8 +208,8 @@ static inline double corun__pm_scale(const struct corun__pm *pm, unsigned c, uns
  * (crowd_reread(), policy-model.c): corun_profile_classify()'s 0.45. */
 #define CORUN__PM_CROWD_STREAM_IPC 0.45
 /* A task classed streaming that misses per cycle less than this share of
- * the snapshot's fastest-missing streamer is read as a rabbit squeezed
- * out of its cache, in the L2 and L3 and in its spill row
+ * the fastest-missing streamer on its memory node is read as a rabbit
+ * squeezed out of its cache, in the L2 and L3 and in its spill row
  * (squeezed_rabbits(), policy-model.c). */
 #define CORUN__PM_SQUEEZED_MPC 0.45
 

@@ -21,8 +21,8 @@
  * classmates' (miss_scale()). A task measured on a core crowded with more
  * than two busy threads is read at its IPC taken back to a crowd-free core
  * (crowd_reread()); one classed streaming that misses per cycle at less
- * than 0.45 of the snapshot's fastest streamer is read as a rabbit in the
- * caches (squeezed_rabbits()).
+ * than 0.45 of the fastest streamer on its memory node is read as a rabbit
+ * in the caches (squeezed_rabbits()).
  */
 #include <errno.h>
 #include <math.h>
@@ -495,13 +495,15 @@ out:
  * how many misses each keeps in flight: a streamer 6-10, a rabbit 1.5-3, so
  * at the same memory latency a rabbit completes fewer misses a cycle. A task
  * classed streaming (not by its caller) that misses per cycle (misses per
- * instruction times IPC) less than CORUN__PM_SQUEEZED_MPC of the snapshot's
- * fastest-missing streamer is read as a rabbit in the L2 and L3, and in what
- * its SMT sibling costs it once it has lost its L3 (its spill row,
- * corun_profile_core_spill(): a rabbit's misses then go to memory; a
- * streamer's went there anyway). Over those runs the rabbits came out at
- * 0.26-0.50 of that streamer (72% below 0.45), and no streamer measured on a
- * core of at most two busy threads below 0.51.
+ * instruction times IPC) less than CORUN__PM_SQUEEZED_MPC of the fastest-
+ * missing streamer on its memory node (that of the CPU it was measured on:
+ * the latency its misses see is that node's) is read as a rabbit in the L2
+ * and L3, and in what its SMT sibling costs it once it has lost its L3 (its
+ * spill row, corun_profile_core_spill(): a rabbit's misses then go to
+ * memory; a streamer's went there anyway). Over those runs, against the
+ * run's fastest streamer, the rabbits came out at 0.26-0.50 (72% below
+ * 0.45), and no streamer measured on a core of at most two busy threads
+ * below 0.51.
  *
  * At the core and the memory it stays as classed: there what counts is the
  * stream of misses it makes, a streamer's at about half the rate, not what a
@@ -516,52 +518,54 @@ out:
  * 0.22.
  *
  * Tasks on crowded cores are left to crowd_reread(), which reads their IPCs
- * back first, and tasks measured on no known CPU as they are; a snapshot
- * without a streamer that misses fast has no reference, and nothing is read
+ * back first, and tasks measured on no known CPU as they are; a node without
+ * a streamer that misses fast has no reference, and nothing there is read
  * again. 0, or -ENOMEM.
  */
 static int squeezed_rabbits(struct corun__pm *pm, const struct corun_snapshot *snap)
 {
     unsigned n = pm->n, *cnt = NULL, *corecnt = NULL;
-    int *cpu = NULL;
-    double top = 0;
+    int *cpu = NULL, err = -ENOMEM;
+    /* per memory node, and last for CPUs of none */
+    double *top = calloc(pm->ndom[3] + 1, sizeof(*top));
     bool crowd = pm->ncore && corun_topo_info(pm->topo)->smt_width > 2;
 
-    if (!n)
-        return 0;
+    if (!top)
+        return -ENOMEM;
     if (crowd) {
         cnt = calloc(pm->ncpus, sizeof(*cnt));
         corecnt = calloc(pm->ncore, sizeof(*corecnt));
-        cpu = malloc(n * sizeof(*cpu));
-        if (!cnt || !corecnt || !cpu) {
-            free(cnt);
-            free(corecnt);
-            free(cpu);
-            return -ENOMEM;
-        }
+        cpu = malloc((n ? n : 1) * sizeof(*cpu));
+        if (!cnt || !corecnt || !cpu)
+            goto out;
         crowd = count_busy(pm, snap, cpu, cnt, corecnt);
     }
-    /* Twice: the fastest streamer's misses a cycle, then those below it. */
+    /* Twice: each node's fastest streamer, then those below it. */
     for (int pass = 0; pass < 2; pass++)
         for (unsigned i = 0; i < n; i++) {
             const struct corun_task_profile *t = &snap->tasks[i];
             double v = t->ipc * t->llc_mpki;
+            int d;
 
             if (pm->cls[i] != CORUN_CLASS_STREAMING || !isfinite(v) || t->cpu < 0 ||
                 (unsigned)t->cpu >= pm->ncpus ||
                 (crowd && cpu[i] >= 0 && corecnt[pm->core[cpu[i]]] > 2))
                 continue;
-            if (!pass && v > top)
-                top = v;
-            else if (pass && !t->cls_hint && v < CORUN__PM_SQUEEZED_MPC * top) {
+            d = pm->node[t->cpu] >= 0 ? pm->node[t->cpu] : (int)pm->ndom[3];
+            if (!pass && v > top[d])
+                top[d] = v;
+            else if (pass && !t->cls_hint && v < CORUN__PM_SQUEEZED_MPC * top[d]) {
                 level_figures(pm, t, i, CORUN_CLASS_RABBIT, CORUN_CLASS_STREAMING, 1, 3);
                 pm->scls[i] = CORUN_CLASS_RABBIT;
             }
         }
+    err = 0;
+out:
+    free(top);
     free(cnt);
     free(corecnt);
     free(cpu);
-    return 0;
+    return err;
 }
 
 int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)

@@ -450,21 +450,43 @@ static void test_predict_crowd_rabbit(void **state)
     corun_topo_free(t);
 }
 
+/* Task 0 classed streaming at IPC @ipc and 24 misses per kilo-instruction,
+ * learned (@v 0) or named a rabbit (1) or a streamer (2); task 1 a streamer
+ * at 11.4 misses a kilo-cycle; task 2 a compute task; measured at @at. */
+static void squeezed_tasks(struct corun_task_profile *tk, int v, double ipc, const int *at)
+{
+    tk[0] = class_task(0, v == 1 ? CORUN_CLASS_RABBIT : CORUN_CLASS_STREAMING);
+    tk[0].cls_hint = v > 0;
+    tk[0].ipc = ipc;
+    tk[0].llc_mpki = 24;
+    tk[0].llc_miss_ratio = 0.95;
+    tk[1] = class_task(1, CORUN_CLASS_STREAMING);
+    tk[1].ipc = 0.38;
+    tk[1].llc_mpki = 30;
+    tk[1].llc_miss_ratio = 0.97;
+    tk[2] = class_task(2, CORUN_CLASS_COMPUTE);
+    tk[2].ipc = 1.3;
+    tk[2].llc_mpki = 0.3;
+    for (unsigned i = 0; i < 3; i++)
+        tk[i].cpu = at[i];
+}
+
 /*
  * A task classed streaming that completes fewer than 0.45 of the misses a
- * cycle of the snapshot's fastest streamer keeps few in flight: a rabbit
- * squeezed out of its cache. The predictor reads it as a rabbit in the
- * caches, and in what its SMT sibling costs it once it has lost its L3
+ * cycle of the fastest streamer on its memory node keeps few in flight: a
+ * rabbit squeezed out of its cache. The predictor reads it as a rabbit in
+ * the caches, and in what its SMT sibling costs it once it has lost its L3
  * (its spill row), so it loses much more from sharing its L3 with the
  * streamer than it would as one, what a rabbit the caller named loses; at
  * the core and the memory it stays a streamer, so its sibling (a compute
  * task) and the streamer under the other L3 are predicted as beside a
- * streamer.
- * Just above the share it is a streamer at every level.
+ * streamer. Just above the share it is a streamer at every level, and so
+ * it is where the fast streamer was measured on another memory node.
  */
 static void test_predict_squeezed_rabbit(void **state)
 {
     struct corun_topo *t = synthetic_topo("pack:1 l3:2(size=16777216) core:2 pu:2");
+    struct corun_topo *t2 = synthetic_topo("pack:1 numa:2 l3:1(size=16777216) core:2 pu:2");
     struct corun_task_profile tk[3];
     struct corun_snapshot s = {.topo = t, .ntasks = 3, .tasks = tk};
     /* Task 0 on CPU 0, its sibling the compute task on CPU 1; the streamer
@@ -481,20 +503,8 @@ static void test_predict_squeezed_rabbit(void **state)
         for (int v = 0; v < 3; v++) {
             double st[3], sa[3];
 
-            tk[0] = class_task(0, v == 1 ? CORUN_CLASS_RABBIT : CORUN_CLASS_STREAMING);
-            tk[0].cls_hint = v > 0;
-            tk[0].ipc = ipc100 / 100.0; /* 4.8 or 5.5 misses a kilo-cycle */
-            tk[0].llc_mpki = 24;
-            tk[0].llc_miss_ratio = 0.95;
-            tk[1] = class_task(1, CORUN_CLASS_STREAMING);
-            tk[1].ipc = 0.38; /* 11.4 misses a kilo-cycle */
-            tk[1].llc_mpki = 30;
-            tk[1].llc_miss_ratio = 0.97;
-            tk[2] = class_task(2, CORUN_CLASS_COMPUTE);
-            tk[2].ipc = 1.3;
-            tk[2].llc_mpki = 0.3;
-            for (unsigned i = 0; i < 3; i++)
-                tk[i].cpu = together[i];
+            /* 4.8 or 5.5 misses a kilo-cycle */
+            squeezed_tasks(tk, v, ipc100 / 100.0, together);
             assert_true(corun_policy_predict(&s, together, st) > 0);
             assert_true(corun_policy_predict(&s, apart, sa) > 0);
             loss[v] = 1 - st[0] / sa[0];
@@ -516,7 +526,28 @@ static void test_predict_squeezed_rabbit(void **state)
                      ipc100 / 100.0, loss[0], loss[1], loss[2], comp[0], comp[1], comp[2], mem[0],
                      mem[1], mem[2]);
     }
+    /* Two memory nodes of one L3 each (CPUs 0-3, 4-7): at IPC 0.20 task 0
+     * is a rabbit in the L3 when the streamer was measured on its node
+     * (0.382 together, 0.619 named a streamer), and a streamer when it
+     * was measured on the other. */
+    s.topo = t2;
+    for (int where = 2; where <= 4; where += 2) {
+        const int at[3] = {0, where, 1};
+        double sp[2]; /* task 0's speed together, as learned and named a streamer */
+
+        for (int v = 0; v < 2; v++) {
+            double st[3];
+
+            squeezed_tasks(tk, 2 * v, 0.20, at);
+            assert_true(corun_policy_predict(&s, together, st) > 0);
+            sp[v] = st[0];
+        }
+        if (where == 2 ? !(sp[0] < 0.8 * sp[1]) : !(fabs(sp[0] - sp[1]) < 1e-9))
+            fail_msg("streamer measured on CPU %d: task 0 at %.4f, named a streamer %.4f", where,
+                     sp[0], sp[1]);
+    }
     corun_topo_free(t);
+    corun_topo_free(t2);
 }
 
 int main(void)
