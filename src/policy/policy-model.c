@@ -357,24 +357,44 @@ static void task_figures(struct corun__pm *pm, const struct corun_task_profile *
 }
 
 /*
- * Where the tasks of @snap were measured: each one's CPU in @cpu (-1 for
- * none, or a CPU of no core), how many of them each CPU runs in @cnt and
- * how many busy CPUs each core has in @corecnt (both zeroed by the
- * caller). Whether some core has more than two (is crowded).
+ * Where the tasks of @snap were measured, when some core was crowded there
+ * (more than two busy CPUs): each task's CPU in *@cpu (-1 for none, or a
+ * CPU of no core), how many tasks each CPU ran in *@cnt and how many busy
+ * CPUs each core had in *@corecnt, malloc'd. All three NULL where no core
+ * was crowded, or none can be (at most two threads a core): the usual case,
+ * which costs no allocation. 0, or -ENOMEM with nothing allocated.
  */
-static bool count_busy(const struct corun__pm *pm, const struct corun_snapshot *snap, int *cpu,
-                       unsigned *cnt, unsigned *corecnt)
+static int crowd_counts(const struct corun__pm *pm, const struct corun_snapshot *snap, int **cpu,
+                        unsigned **cnt, unsigned **corecnt)
 {
     bool any = false;
 
-    for (unsigned i = 0; i < pm->n; i++) {
-        int c = snap->tasks[i].cpu;
+    *cpu = NULL;
+    *cnt = *corecnt = NULL;
+    if (!pm->ncore || !pm->n || corun_topo_info(pm->topo)->smt_width <= 2)
+        return 0;
+    *cnt = calloc(pm->ncpus, sizeof(**cnt));
+    *corecnt = calloc(pm->ncore, sizeof(**corecnt));
+    *cpu = malloc(pm->n * sizeof(**cpu));
+    if (*cnt && *corecnt && *cpu)
+        for (unsigned i = 0; i < pm->n; i++) {
+            int c = snap->tasks[i].cpu;
 
-        cpu[i] = c >= 0 && (unsigned)c < pm->ncpus && pm->core[c] >= 0 ? c : -1;
-        if (cpu[i] >= 0 && !cnt[cpu[i]]++)
-            any |= ++corecnt[pm->core[cpu[i]]] > 2;
+            (*cpu)[i] = c >= 0 && (unsigned)c < pm->ncpus && pm->core[c] >= 0 ? c : -1;
+            if ((*cpu)[i] >= 0 && !(*cnt)[c]++)
+                any |= ++(*corecnt)[pm->core[c]] > 2;
+        }
+    if (!any) {
+        bool oom = !*cnt || !*corecnt || !*cpu;
+
+        free(*cpu);
+        free(*cnt);
+        free(*corecnt);
+        *cpu = NULL;
+        *cnt = *corecnt = NULL;
+        return oom ? -ENOMEM : 0;
     }
-    return any;
+    return 0;
 }
 
 /*
@@ -440,28 +460,20 @@ static void core_reread(struct corun__pm *pm, const struct corun_snapshot *snap,
  * high miss ratio does not say streaming there; the IPC must say it too
  * (the classifier's 0.45). Without it ThunderX2's rabbits, twenty-eight
  * cores to its one L3 (bench/heldout11), came out at 0.26-0.44, were
- * taken for streamers, and the set's capture fell 2-3 points.
- * 0, or -ENOMEM.
+ * taken for streamers, and the set's capture fell 2-3 points. @cpu,
+ * @cnt and @corecnt are crowd_counts()'s: NULL, no crowded core and
+ * nothing to do. 0, or -ENOMEM.
  */
-static int crowd_reread(struct corun__pm *pm, const struct corun_snapshot *snap)
+static int crowd_reread(struct corun__pm *pm, const struct corun_snapshot *snap, const int *cpu,
+                        const unsigned *cnt, const unsigned *corecnt)
 {
-    unsigned n = pm->n, *cnt = NULL, *corecnt = NULL, *start = NULL, *idx = NULL;
-    enum corun_class *cls0 = NULL;
-    double *x = NULL;
-    int *cpu = NULL, err = -ENOMEM;
+    unsigned n = pm->n, *start = NULL, *idx = NULL;
+    enum corun_class *cls0;
+    double *x;
+    int err = -ENOMEM;
 
-    /* No core of the machine can hold more than two busy threads. */
-    if (!pm->ncore || !n || corun_topo_info(pm->topo)->smt_width <= 2)
+    if (!cpu)
         return 0;
-    cnt = calloc(pm->ncpus, sizeof(*cnt));
-    corecnt = calloc(pm->ncore, sizeof(*corecnt));
-    cpu = malloc(n * sizeof(*cpu));
-    if (!cnt || !corecnt || !cpu)
-        goto out;
-    err = 0;
-    if (!count_busy(pm, snap, cpu, cnt, corecnt))
-        goto out;
-    err = -ENOMEM;
     x = malloc(n * sizeof(*x));
     cls0 = malloc(n * sizeof(*cls0));
     if (!x || !cls0 || by_core(pm, cpu, &start, &idx))
@@ -476,9 +488,6 @@ static int crowd_reread(struct corun__pm *pm, const struct corun_snapshot *snap)
     }
     err = 0;
 out:
-    free(cnt);
-    free(corecnt);
-    free(cpu);
     free(start);
     free(idx);
     free(x);
@@ -520,36 +529,26 @@ out:
  * Tasks on crowded cores are left to crowd_reread(), which reads their IPCs
  * back first, and tasks measured on no known CPU as they are; a node without
  * a streamer that misses fast has no reference, and nothing there is read
- * again. 0, or -ENOMEM.
+ * again (@cpu and @corecnt are crowd_counts()'s). 0, or -ENOMEM.
  */
-static int squeezed_rabbits(struct corun__pm *pm, const struct corun_snapshot *snap)
+static int squeezed_rabbits(struct corun__pm *pm, const struct corun_snapshot *snap, const int *cpu,
+                            const unsigned *corecnt)
 {
-    unsigned n = pm->n, *cnt = NULL, *corecnt = NULL;
-    int *cpu = NULL, err = -ENOMEM;
     /* per memory node, and last for CPUs of none */
     double *top = calloc(pm->ndom[3] + 1, sizeof(*top));
-    bool crowd = pm->ncore && corun_topo_info(pm->topo)->smt_width > 2;
 
     if (!top)
         return -ENOMEM;
-    if (crowd) {
-        cnt = calloc(pm->ncpus, sizeof(*cnt));
-        corecnt = calloc(pm->ncore, sizeof(*corecnt));
-        cpu = malloc((n ? n : 1) * sizeof(*cpu));
-        if (!cnt || !corecnt || !cpu)
-            goto out;
-        crowd = count_busy(pm, snap, cpu, cnt, corecnt);
-    }
     /* Twice: each node's fastest streamer, then those below it. */
     for (int pass = 0; pass < 2; pass++)
-        for (unsigned i = 0; i < n; i++) {
+        for (unsigned i = 0; i < pm->n; i++) {
             const struct corun_task_profile *t = &snap->tasks[i];
             double v = t->ipc * t->llc_mpki;
             int d;
 
             if (pm->cls[i] != CORUN_CLASS_STREAMING || !isfinite(v) || t->cpu < 0 ||
                 (unsigned)t->cpu >= pm->ncpus ||
-                (crowd && cpu[i] >= 0 && corecnt[pm->core[cpu[i]]] > 2))
+                (cpu && cpu[i] >= 0 && corecnt[pm->core[cpu[i]]] > 2))
                 continue;
             d = pm->node[t->cpu] >= 0 ? pm->node[t->cpu] : (int)pm->ndom[3];
             if (!pass && v > top[d])
@@ -559,13 +558,8 @@ static int squeezed_rabbits(struct corun__pm *pm, const struct corun_snapshot *s
                 pm->scls[i] = CORUN_CLASS_RABBIT;
             }
         }
-    err = 0;
-out:
     free(top);
-    free(cnt);
-    free(corecnt);
-    free(cpu);
-    return err;
+    return 0;
 }
 
 int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
@@ -654,9 +648,22 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
         if (snap->mem_follows)
             pm->home[i] = -1; /* its memory will be where it runs */
     }
-    if (crowd_reread(pm, snap) || squeezed_rabbits(pm, snap)) {
-        corun__pm_release(pm);
-        return -ENOMEM;
+    {
+        int *cpu;
+        unsigned *cnt, *corecnt;
+        int err = crowd_counts(pm, snap, &cpu, &cnt, &corecnt);
+
+        if (!err)
+            err = crowd_reread(pm, snap, cpu, cnt, corecnt);
+        if (!err)
+            err = squeezed_rabbits(pm, snap, cpu, corecnt);
+        free(cpu);
+        free(cnt);
+        free(corecnt);
+        if (err) {
+            corun__pm_release(pm);
+            return err;
+        }
     }
     return miss_scale(pm, snap);
 }
