@@ -30,7 +30,17 @@
  * STP of the placement they made (what a change taken back would have
  * given), and the outcome check's counts.
  *
- * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v] [-m] [-e]
+ * With -f, what the predictor reads from each learned profile once it has
+ * read it (policy-internal.h's struct corun__pm, after the re-reads of
+ * tasks measured on crowded cores and of squeezed rabbits): the class its
+ * rows go by and that of its spill row, its memory share, the issue share
+ * it asks of a crowded core, its misses in flight, its L3 and memory
+ * pressure and sensitivity; beside the profile's IPC, misses per
+ * kilo-instruction, miss ratio, the CPU it was measured on and that CPU's
+ * capacity. The profiler's class (-v) is not always the one the policy
+ * uses.
+ *
+ * Usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] [-v] [-m] [-e] [-f]
  * (MACHINE: a topology XML or a simulator preset; the mix is
  * `random:NTASKS:MIXSEED` of corun sim, or NTASKS tasks of the simulator
  * class CLASS, as bench/policies' homogeneous mixes, or its adversarial
@@ -46,6 +56,7 @@
 #include "corun/profile.h"
 #include "corun/sim.h"
 #include "corun/topo.h"
+#include "policy/policy-internal.h"
 
 /* A mix of @n tasks of the class named @name (as bench/policies' homogeneous
  * mixes), or of "adversarial" (its adversarial mixes: streaming, rabbit,
@@ -113,6 +124,38 @@ struct evlog {
     double *sp;
     double at; /* time of the batch not yet rated, NAN none */
 };
+
+/* With -f: what the predictor @pm (NULL: it could not be set up, and is
+ * released here) reads from each profile @pr, after its own re-reads
+ * (crowded cores, squeezed rabbits): the class of its rows and of its spill
+ * row, its memory share, the issue share it asks of a crowded core, its
+ * misses in flight, and its L3 and memory pressure and sensitivity (after
+ * miss_scale()). */
+static void print_figures(struct corun__pm *pm, const struct corun_task_profile *pr,
+                          const struct corun_sim_task *tk)
+{
+    if (!pm) {
+        printf("\n(the predictor could not be set up)\n");
+        return;
+    }
+    printf("\nwhat the predictor reads: class (its spill row's), memory share, issue share asked "
+           "of a crowded core, misses in flight, L3 and memory pressure and sensitivity\n");
+    for (unsigned i = 0; i < pm->n; i++) {
+        unsigned c = pm->cls[i], sc = pm->scls[i];
+        const double *p = pm->press + i * CORUN__PM_NLEV, *s = pm->sens + i * CORUN__PM_NLEV;
+        int cpu = pr[i].cpu;
+
+        printf("%3u %-16s %-9s (%-9s) mf %.2f dem %.2f mlp %4.1f  p3 %.2f s3 %.2f  pm %.2f "
+               "sm %.2f  ipc %.3f mpki %.1f miss %.3f cpu %4d cap %.2f\n",
+               i, tk[i].name,
+               corun_class_name(c < CORUN_NCLASSES ? (enum corun_class)c : CORUN_CLASS_UNKNOWN),
+               corun_class_name(sc < CORUN_NCLASSES ? (enum corun_class)sc : CORUN_CLASS_UNKNOWN),
+               pm->mf[i], pm->dem[i], pm->mlp[i], p[2], s[2], p[3], s[3], pr[i].ipc, pr[i].llc_mpki,
+               pr[i].llc_miss_ratio, cpu,
+               cpu >= 0 && (unsigned)cpu < pm->ncpus ? pm->cap[cpu] : NAN);
+    }
+    corun__pm_release(pm);
+}
 
 static void rate_batch(struct evlog *lg)
 {
@@ -259,7 +302,8 @@ int main(int argc, char **argv)
     struct corun_sim *os;
     struct corun_task_profile *pr;
     const char *syn;
-    bool verbose = false, by_cost = false, events = false, bad = argc < 4;
+    bool verbose = false, by_cost = false, events = false, figures = false, bad = argc < 4;
+    struct corun__pm fpm, *fig = NULL;
     unsigned n;
     uint64_t rs;
     int *cpu, *ocpu, *kcpu, *dcpu;
@@ -273,6 +317,8 @@ int main(int argc, char **argv)
             by_cost = true;
         else if (!strcmp(argv[i], "-e"))
             events = true;
+        else if (!strcmp(argv[i], "-f"))
+            figures = true;
         else
             bad = true;
     }
@@ -282,11 +328,13 @@ int main(int argc, char **argv)
         by_cost = true;
     else if (argc > 4 && !strcmp(argv[4], "-e"))
         events = true;
+    else if (argc > 4 && !strcmp(argv[4], "-f"))
+        figures = true;
     else if (argc > 4 && argv[4][0] == '-')
         bad = true;
     if (bad) {
         fprintf(stderr, "usage: predict-vs-sim MACHINE NTASKS MIXSEED|CLASS|adversarial [RUNSEED] "
-                        "[-v] [-m] [-e]\n");
+                        "[-v] [-m] [-e] [-f]\n");
         return 2;
     }
     if (strstr(argv[1], ".xml")) {
@@ -359,6 +407,8 @@ int main(int argc, char **argv)
             if (!corun_policy_find("di")->place(&snap, &dp))
                 PD = corun_policy_predict(&snap, dcpu, NULL);
         }
+        if (figures)
+            fig = corun__pm_init(&fpm, &snap) ? NULL : &fpm;
         free(turbo);
     }
     TK = truth(t, &m, w->tasks, n, kcpu, tc);
@@ -399,6 +449,8 @@ int main(int argc, char **argv)
                    i, w->tasks[i].name, corun_class_name(pr[i].cls), cpu[i], ocpu[i], tc[i], to[i],
                    pc[i], po[i], pr[i].ipc, pr[i].llc_mpki, pr[i].mem_bw_bps / 1e9,
                    pr[i].pressure[CORUN_LEVEL_L3], pr[i].sensitivity[CORUN_LEVEL_L3]);
+    if (figures)
+        print_figures(fig, pr, w->tasks);
     if (by_cost)
         replan_by_cost(t, &m, w->tasks, n, rs, pr, kcpu, verbose);
     printf("{\"bench\":\"predict-vs-sim\",\"tasks\":%u,\"sim_kernel\":%.4f,\"sim_corun\":%.4f,"
