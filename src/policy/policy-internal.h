@@ -64,6 +64,10 @@ struct corun__pm {
     double *scale;        /* ncpus * CORUN__PM_NLEV: weight of neighbour pressure there */
     unsigned ndom[CORUN__PM_NLEV];
     bool hybrid;          /* CPUs differ in capacity */
+    /* A crowded core's tasks load memory at the share of their speed its
+     * crowd leaves them (corun__pm_crowd_keep()): on machines of more than
+     * two threads a core, from the engine's second plan on. */
+    bool crowd_load;
     struct corun__cache_geom geom; /* the priors' (l3_core: corun__l3_others()) */
     /* The core level is pairwise by class (corun_profile_core_pair()): */
     unsigned *cls;        /* class index per task, CORUN__PM_NCLS - 1 for unknown */
@@ -244,6 +248,21 @@ static inline void corun__pm_crowd(const struct corun__pm *pm, const unsigned *i
     }
     out[0] = sigma;
     out[1] = mlp > CORUN__PM_CORE_MLP ? mlp / CORUN__PM_CORE_MLP : 1;
+}
+
+/*
+ * The share of its speed alone that the crowd of its core (@crowd, its
+ * corun__pm_crowd()) leaves task @i, and so of the misses it sends to
+ * memory each second: what it loads its memory node with there, as a
+ * share of its load alone (pm->crowd_load; docs/internals/policy.md, "A
+ * crowded task's memory load at its crowded speed").
+ */
+static inline double corun__pm_crowd_keep(const struct corun__pm *pm, unsigned i,
+                                          const double *crowd)
+{
+    double m = pm->mf[i];
+
+    return 1 / (1 + (1 - m) * (crowd[0] - 1) + m * (crowd[1] * (1 + pm->pen[i]) - 1));
 }
 
 /* Core-level extra time of task @i from @csum, the per-class pressure sums

@@ -22,7 +22,9 @@
  * than two busy threads is read at its IPC taken back to a crowd-free core
  * (crowd_reread()); one classed streaming that misses per cycle at less
  * than 0.45 of the fastest streamer on its memory node is read as a rabbit
- * in the caches (squeezed_rabbits()).
+ * in the caches (squeezed_rabbits()). From the engine's second plan on, a
+ * task placed on such a core presses its memory domain at the share of its
+ * speed the crowd leaves it (corun__pm_crowd_keep()).
  */
 #include <errno.h>
 #include <math.h>
@@ -573,6 +575,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
     pm->topo = snap->topo;
     pm->mmc = snap->mem_follows && snap->mem_move_cost > 0 ? snap->mem_move_cost : 0;
     pm->turbo_rel = snap->turbo_n ? snap->turbo_rel : NULL;
+    pm->crowd_load = snap->round > 0 && corun_topo_info(snap->topo)->smt_width > 2;
     pm->turbo_n = snap->turbo_rel ? snap->turbo_n : 0;
     pm->n = n;
     pm->ncpus = nc;
@@ -739,6 +742,7 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
 {
     double *sum[CORUN__PM_NLEV] = {0}, stp = 0;
     double *core3 = calloc(pm->ndom[0] ? pm->ndom[0] : 1, sizeof(*core3)), *crowd = NULL;
+    double *keep = malloc((pm->n ? pm->n : 1) * sizeof(*keep));
     unsigned *cnt = calloc(pm->ncpus ? pm->ncpus : 1, sizeof(*cnt));
     unsigned *corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*corecnt));
     unsigned *active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*active));
@@ -752,7 +756,7 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
         if (!sum[li])
             err = -ENOMEM;
     }
-    if (!core3 || !cnt || !corecnt || !active || err) {
+    if (!core3 || !cnt || !corecnt || !active || !keep || err) {
         stp = -ENOMEM;
         goto out_free;
     }
@@ -768,10 +772,17 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
         stp = -ENOMEM;
         goto out_free;
     }
-    /* A task time-sharing a CPU with k-1 others presses 1/k of the time. */
+    /* A task time-sharing a CPU with k-1 others presses 1/k of the time;
+     * on a crowded core it loads memory at its speed there. */
     for (unsigned i = 0; i < pm->n; i++) {
+        int k;
+
+        keep[i] = 1;
         if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus)
             continue;
+        k = pm->core[cpu[i]];
+        if (pm->crowd_load && crowd && k >= 0 && corecnt[k] > 2)
+            keep[i] = corun__pm_crowd_keep(pm, i, crowd + 2 * k);
         for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
             int d = pm->dom[cpu[i] * CORUN__PM_NLEV + li];
 
@@ -781,9 +792,10 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
                 sum[0][(size_t)d * CORUN__PM_NCLS + pm->cls[i]] += pm->mp[i] / cnt[cpu[i]];
                 core3[d] += pm->press[i * CORUN__PM_NLEV + 2] / cnt[cpu[i]];
             } else if (li == 3 && pm->home[i] >= 0)
-                sum[3][pm->home[i]] += pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]];
+                sum[3][pm->home[i]] += keep[i] * pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]];
             else
-                sum[li][d] += pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
+                sum[li][d] +=
+                    (li == 3 ? keep[i] : 1) * pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
         }
     }
     for (unsigned i = 0; i < pm->n; i++) {
@@ -796,11 +808,12 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
                 int d = pm->dom[cpu[i] * CORUN__PM_NLEV + li];
 
                 if (li == 3 && pm->home[i] >= 0)
-                    xm += pm->sens[i * CORUN__PM_NLEV + 3] *
-                          corun__pm_dmg(3,
-                                        sum[3][pm->home[i]] -
-                                            pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]],
-                                        corun__pm_scale(pm, (unsigned)cpu[i], 3));
+                    xm +=
+                        pm->sens[i * CORUN__PM_NLEV + 3] *
+                        corun__pm_dmg(3,
+                                      sum[3][pm->home[i]] -
+                                          keep[i] * pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]],
+                                      corun__pm_scale(pm, (unsigned)cpu[i], 3));
                 else if (d >= 0 && li == 0) {
                     int k = pm->core[cpu[i]];
                     unsigned busy = k >= 0 ? corecnt[k] : 1;
@@ -814,7 +827,8 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
                     if (busy > 2)
                         xk = xo;
                 } else if (d >= 0) {
-                    double own = pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
+                    double own =
+                        (li == 3 ? keep[i] : 1) * pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
                     double v = pm->sens[i * CORUN__PM_NLEV + li] *
                                corun__pm_tdmg(pm, i, li, own, sum[li][d] - own,
                                               corun__pm_scale(pm, (unsigned)cpu[i], li));
@@ -844,6 +858,7 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
 out_free:
     for (unsigned li = 0; li < CORUN__PM_NLEV; li++)
         free(sum[li]);
+    free(keep);
     free(core3);
     free(crowd);
     free(cnt);

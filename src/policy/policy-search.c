@@ -39,6 +39,9 @@ struct ls {
     unsigned *corecnt;    /* busy CPUs per core */
     unsigned *active;     /* busy cores per package */
     double *crowd;        /* 2 per core: corun__pm_crowd() of a crowded one */
+    double *keep;         /* per task: what it loads memory with, as a share of
+                             its load alone (corun__pm_crowd_keep(); 1 where
+                             pm->crowd_load is off or its core is not crowded) */
     unsigned *cidx;       /* scratch: one core's tasks */
     int *head, *next, *prev; /* tasks of each CPU, doubly linked */
     double *s;            /* weighted predicted speed of each task */
@@ -71,15 +74,18 @@ static void cpu_contrib(struct ls *ls, unsigned c, double sign)
         for (unsigned li = 1; li < CORUN__PM_NLEV; li++)
             if (li == 3 && pm->home[t] >= 0)
                 ls->sum[3][pm->home[t]] +=
-                    sign * pm->press[(unsigned)t * CORUN__PM_NLEV + 3] / ls->cnt[c];
+                    sign * ls->keep[t] * pm->press[(unsigned)t * CORUN__PM_NLEV + 3] / ls->cnt[c];
             else if (LEV(pm, c, li) >= 0)
-                ls->sum[li][LEV(pm, c, li)] +=
-                    sign * pm->press[(unsigned)t * CORUN__PM_NLEV + li] / ls->cnt[c];
+                ls->sum[li][LEV(pm, c, li)] += sign * (li == 3 ? ls->keep[t] : 1) *
+                                               pm->press[(unsigned)t * CORUN__PM_NLEV + li] /
+                                               ls->cnt[c];
     }
 }
 
 /* Solves the crowd of CPU @c's core again (corun__pm_crowd()) where more
- * than two of its CPUs are busy. */
+ * than two of its CPUs are busy and, where pm->crowd_load, moves what the
+ * core's tasks load their memory nodes with to the share of their speed
+ * the crowd leaves them (1 once the core is no longer crowded). */
 static void core_crowd(struct ls *ls, unsigned c)
 {
     const struct corun__pm *pm = ls->pm;
@@ -87,13 +93,23 @@ static void core_crowd(struct ls *ls, unsigned c)
     int k = pm->core[c];
     unsigned q = 0;
 
-    if (k < 0 || ls->corecnt[k] <= 2)
+    if (k < 0 || (ls->corecnt[k] <= 2 && !pm->crowd_load))
         return;
     dom = corun_topo_domain(pm->topo, CORUN_LEVEL_CORE, (unsigned)k);
     for (unsigned j = 0; j < dom->ncpus; j++)
         for (int t = ls->head[dom->cpus[j]]; t >= 0; t = ls->next[t])
             ls->cidx[q++] = (unsigned)t;
-    corun__pm_crowd(pm, ls->cidx, q, ls->cpu, ls->cnt, ls->crowd + 2 * k);
+    if (ls->corecnt[k] > 2)
+        corun__pm_crowd(pm, ls->cidx, q, ls->cpu, ls->cnt, ls->crowd + 2 * k);
+    for (unsigned j = 0; pm->crowd_load && j < q; j++) {
+        unsigned t = ls->cidx[j], tc = (unsigned)ls->cpu[t];
+        double kp = ls->corecnt[k] > 2 ? corun__pm_crowd_keep(pm, t, ls->crowd + 2 * k) : 1;
+        int d = pm->home[t] >= 0 ? pm->home[t] : LEV(pm, tc, 3);
+
+        if (d >= 0 && kp != ls->keep[t])
+            ls->sum[3][d] += (kp - ls->keep[t]) * pm->press[t * CORUN__PM_NLEV + 3] / ls->cnt[tc];
+        ls->keep[t] = kp;
+    }
 }
 
 static void link_task(struct ls *ls, unsigned t, unsigned c)
@@ -146,9 +162,10 @@ static double speed_of(const struct ls *ls, unsigned t)
                               pm->core[c] >= 0 ? ls->crowd + 2 * pm->core[c] : NULL);
     if (pm->home[t] >= 0)
         xm += pm->sens[t * CORUN__PM_NLEV + 3] *
-              corun__pm_dmg(
-                  3, ls->sum[3][pm->home[t]] - pm->press[t * CORUN__PM_NLEV + 3] / ls->cnt[c],
-                  corun__pm_scale(pm, c, 3));
+              corun__pm_dmg(3,
+                            ls->sum[3][pm->home[t]] -
+                                ls->keep[t] * pm->press[t * CORUN__PM_NLEV + 3] / ls->cnt[c],
+                            corun__pm_scale(pm, c, 3));
     xm += corun__pm_remote_x(pm, t, c);
     for (unsigned li = 1; li < CORUN__PM_NLEV; li++) {
         int d = LEV(pm, c, li);
@@ -161,7 +178,7 @@ static double speed_of(const struct ls *ls, unsigned t)
                 xc += corun__pm_no_l3(pm, t);
             continue;
         }
-        own = pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c];
+        own = (li == 3 ? ls->keep[t] : 1) * pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c];
         v = pm->sens[t * CORUN__PM_NLEV + li] *
             corun__pm_tdmg(pm, t, li, own, ls->sum[li][d] - own, corun__pm_scale(pm, c, li));
         if (li == 3)
@@ -228,6 +245,22 @@ static void add_homes(struct ls *ls, unsigned c)
             add_domain(ls, 3, ls->pm->home[t]);
 }
 
+/* Adds the tasks whose speed reads what core @k's tasks load memory with,
+ * which its crowd sets (pm->crowd_load): those of the nodes where they keep
+ * their memory, and of the nodes of the core's CPUs. */
+static void add_core_mem(struct ls *ls, int k)
+{
+    const struct corun_topo_domain *dom;
+
+    if (k < 0)
+        return;
+    dom = corun_topo_domain(ls->pm->topo, CORUN_LEVEL_CORE, (unsigned)k);
+    for (unsigned j = 0; j < dom->ncpus; j++) {
+        add_homes(ls, dom->cpus[j]);
+        add_domain(ls, 3, LEV(ls->pm, dom->cpus[j], 3));
+    }
+}
+
 /*
  * Tries moving tasks @t[0..k) to CPUs @to[0..k) at once; keeps the change
  * when the objective rises by more than a hair. Returns the gain kept (0
@@ -236,7 +269,7 @@ static void add_homes(struct ls *ls, unsigned c)
 static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, unsigned k)
 {
     const struct corun__pm *pm = ls->pm;
-    unsigned from[2], act0[4], cnt0[4];
+    unsigned from[2], act0[4], cnt0[4], cc0[4] = {0};
     int pk[4];
     double before = 0, after = 0;
 
@@ -251,6 +284,10 @@ static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, un
     for (unsigned m = 0; m < k; m++) {
         cnt0[2 * m] = ls->cnt[from[m]];
         cnt0[2 * m + 1] = ls->cnt[to[m]];
+        if (pm->core[from[m]] >= 0)
+            cc0[2 * m] = ls->corecnt[pm->core[from[m]]];
+        if (pm->core[to[m]] >= 0)
+            cc0[2 * m + 1] = ls->corecnt[pm->core[to[m]]];
     }
     for (unsigned m = 0; m < k; m++) {
         unlink_task(ls, t[m]);
@@ -285,6 +322,14 @@ static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, un
         if (shares) {
             add_homes(ls, from[m]);
             add_homes(ls, to[m]);
+        }
+        /* What a crowded core's tasks load memory with follows its crowd,
+         * which any change of its tasks moves. */
+        for (unsigned e = 0; pm->crowd_load && e < 2; e++) {
+            int kc = pm->core[e ? to[m] : from[m]];
+
+            if (kc >= 0 && (cc0[2 * m + e] > 2 || ls->corecnt[kc] > 2))
+                add_core_mem(ls, kc);
         }
     }
     for (unsigned q = 0; q < 2 * k; q++)
@@ -340,6 +385,7 @@ static void ls_free(struct ls *ls)
     free(ls->corecnt);
     free(ls->active);
     free(ls->crowd);
+    free(ls->keep);
     free(ls->cidx);
     free(ls->head);
     free(ls->next);
@@ -373,6 +419,7 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
     ls->corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*ls->corecnt));
     ls->active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*ls->active));
     ls->crowd = calloc((pm->ncore ? pm->ncore : 1) * 2, sizeof(*ls->crowd));
+    ls->keep = malloc(n * sizeof(*ls->keep));
     ls->cidx = malloc(n * sizeof(*ls->cidx));
     ls->head = malloc(nc * sizeof(*ls->head));
     ls->next = malloc(n * sizeof(*ls->next));
@@ -384,12 +431,14 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
     ls->hhead = malloc(nnode * sizeof(*ls->hhead));
     ls->hnext = malloc(n * sizeof(*ls->hnext));
     ls->hstamp = calloc(nnode, sizeof(*ls->hstamp));
-    if (!ls->core3 || !ls->cnt || !ls->corecnt || !ls->active || !ls->crowd || !ls->cidx ||
-        !ls->head || !ls->next || !ls->prev || !ls->s || !ls->stamp || !ls->aff || !ls->snew ||
-        !ls->hhead || !ls->hnext || !ls->hstamp)
+    if (!ls->core3 || !ls->cnt || !ls->corecnt || !ls->active || !ls->crowd || !ls->keep ||
+        !ls->cidx || !ls->head || !ls->next || !ls->prev || !ls->s || !ls->stamp || !ls->aff ||
+        !ls->snew || !ls->hhead || !ls->hnext || !ls->hstamp)
         goto out_nomem;
     for (unsigned c = 0; c < nc; c++)
         ls->head[c] = -1;
+    for (unsigned t = 0; t < n; t++)
+        ls->keep[t] = 1;
     for (unsigned h = 0; h < nnode; h++)
         ls->hhead[h] = -1;
     for (unsigned t = 0; t < pm->n; t++) {

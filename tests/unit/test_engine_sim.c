@@ -15,15 +15,23 @@
 
 struct ev_count {
     unsigned moves, undos;
+    /* when the first plan moved tasks, when the next change did (HUGE_VAL
+     * until then), and when a change was first taken back (HUGE_VAL none) */
+    double first, second, undo;
 };
 
 static void count_event(void *ctx, double t_s, const struct corun_engine_event *ev)
 {
     struct ev_count *c = ctx;
 
-    (void)t_s;
-    c->moves += ev->kind == CORUN_ENGINE_EV_MOVE;
-    c->undos += ev->kind == CORUN_ENGINE_EV_UNDO;
+    if (ev->kind == CORUN_ENGINE_EV_MOVE) {
+        if (!c->moves++)
+            c->first = t_s;
+        else if (t_s > c->first && t_s < c->second)
+            c->second = t_s;
+    }
+    if (ev->kind == CORUN_ENGINE_EV_UNDO && !c->undos++)
+        c->undo = t_s;
 }
 
 /*
@@ -37,7 +45,11 @@ static void count_event(void *ctx, double t_s, const struct corun_engine_event *
  * task's best rate seen, which is about its rate before, every relative
  * change counted alike and the plan was taken back in its first interval;
  * weighed by the predicted speeds it is kept, and the run ends well above
- * the kernel's placement left alone.
+ * the kernel's placement left alone. Later changes may be taken back, and
+ * should be when they lose: from the second plan on, the predictor charges
+ * crowded streamers' memory load at their crowded speed, and a change at
+ * 2.0 s (steady STP 14.76 -> 14.56 in the simulator) is taken back at
+ * 2.5 s (14.76 again).
  */
 static void test_check_on_crowded_cores(void **state)
 {
@@ -47,7 +59,7 @@ static void test_check_on_crowded_cores(void **state)
         synthetic_topo("pack:1 [numa] l3:12(size=8388608) l2:1(size=2097152) core:1 pu:4");
     struct corun_sim_task tk[32];
     struct corun_sim_machine m;
-    struct ev_count c = {0};
+    struct ev_count c = {.second = HUGE_VAL, .undo = HUGE_VAL};
     struct corun_sim_run_opts o = {
         .duration_s = 10, .seed = 1, .on_event = count_event, .event_ctx = &c};
     struct corun_sim_result r;
@@ -67,8 +79,10 @@ static void test_check_on_crowded_cores(void **state)
     print_message("corun: STP %.3f, %u moves, %u taken back (trials %u, reverted %u)\n", corun,
                   c.moves, c.undos, r.trials, r.reverted);
     assert_true(r.trials >= 1);
-    assert_int_equal(r.reverted, 0);
-    assert_int_equal(c.undos, 0);
+    /* the first plan is kept: nothing taken back before the next change */
+    assert_true(c.moves > 0);
+    if (!(c.undo > c.second))
+        fail_msg("the first plan (%.2f s) was taken back at %.2f s", c.first, c.undo);
     corun_sim_result_release(&r);
     o.on_event = NULL;
     assert_int_equal(corun_sim_run_policy(t, &m, tk, 32, corun_policy_find("linux"), &o, &r), 0);
