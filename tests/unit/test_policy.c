@@ -387,6 +387,73 @@ static void test_search_time_shared_homes(void **state)
 }
 
 /*
+ * On cores of four threads, from the second plan on, a crowded core's
+ * tasks load memory at the speed their crowd leaves them
+ * (corun__pm_crowd_keep()), so a move in or out of a crowded core changes
+ * the memory load of every task left there, and the search keeps each
+ * node's load exact through it. Run to the end, it stops where no swap of
+ * two tasks and no move to an idle CPU gains in the predictor's full
+ * evaluation (corun__pm_eval()).
+ */
+static void test_search_crowded_load(void **state)
+{
+    struct corun_topo *t = synthetic_topo("pack:2 [numa] l3:1 core:2 pu:4");
+    struct corun_task_profile tk[11];
+    struct corun_snapshot s = {.topo = t, .ntasks = 11, .tasks = tk, .round = 1};
+    int cpu[11];
+    uint64_t rng = 7;
+
+    (void)state;
+    for (uint64_t seed = 1; seed <= 100; seed++) {
+        struct corun__pm pm;
+        double best;
+
+        draw_tasks(tk, 11, 16, &rng);
+        assert_int_equal(corun__pm_init(&pm, &s), 0);
+        assert_true(pm.crowd_load);
+        for (unsigned i = 0; i < 11; i++)
+            cpu[i] = tk[i].cpu;
+        corun__search(&pm, cpu, NULL, 0, seed, 10000000);
+        best = corun__pm_eval(&pm, cpu, NULL);
+        for (unsigned a = 0; a < 11; a++) {
+            int x = cpu[a];
+
+            for (unsigned b = a + 1; b < 11; b++) {
+                double v;
+
+                if (cpu[a] == cpu[b])
+                    continue;
+                cpu[a] = cpu[b];
+                cpu[b] = x;
+                v = corun__pm_eval(&pm, cpu, NULL);
+                cpu[b] = cpu[a];
+                cpu[a] = x;
+                if (v > best + 1e-9)
+                    fail_msg("seed %lu: swapping tasks %u and %u gains %.6f", (unsigned long)seed,
+                             a, b, v - best);
+            }
+            for (int c = 0; c < 16; c++) {
+                bool idle = true;
+                double v;
+
+                for (unsigned b = 0; b < 11; b++)
+                    idle &= cpu[b] != c;
+                if (!idle)
+                    continue;
+                cpu[a] = c;
+                v = corun__pm_eval(&pm, cpu, NULL);
+                cpu[a] = x;
+                if (v > best + 1e-9)
+                    fail_msg("seed %lu: moving task %u to CPU %d gains %.6f", (unsigned long)seed,
+                             a, c, v - best);
+            }
+        }
+        corun__pm_release(&pm);
+    }
+    corun_topo_free(t);
+}
+
+/*
  * Where the tasks run now time-shares CPUs while others are idle (two
  * tasks the kernel was seen running on one CPU): every plan is valid, no
  * two tasks on one CPU, though the predictor may rate a streamer given half
@@ -933,6 +1000,7 @@ int main(void)
         cmocka_unit_test(test_memory_follows),
         cmocka_unit_test(test_predict_time_shared_memory),
         cmocka_unit_test(test_search_time_shared_homes),
+        cmocka_unit_test(test_search_crowded_load),
         cmocka_unit_test(test_time_shared_start),
         cmocka_unit_test(test_cap_prefers_near_plan),
         cmocka_unit_test(test_valid_and_deterministic),
