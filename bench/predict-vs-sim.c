@@ -125,8 +125,8 @@ struct evlog {
     double at; /* time of the batch not yet rated, NAN none */
 };
 
-/* With -f: what the predictor @pm (NULL: it could not be set up, and is
- * released here) reads from each profile @pr, after its own re-reads
+/* With -f: what the predictor @pm (released here; NULL where it could not
+ * be set up) reads from each profile @pr, after its own re-reads
  * (crowded cores, squeezed rabbits): the class of its rows and of its spill
  * row, its memory share, the issue share it asks of a crowded core, its
  * misses in flight, and its L3 and memory pressure and sensitivity (after
@@ -390,10 +390,13 @@ int main(int argc, char **argv)
     {
         unsigned nturbo;
         double *turbo = corun_sim_turbo_table(t, &m, &nturbo);
+        /* As the engine's later plans see it (round > 0: a crowded
+         * core's memory load at its crowded speed, policy-internal.h). */
         struct corun_snapshot snap = {.topo = t,
                                       .ntasks = n,
                                       .tasks = pr,
                                       .seed = rs,
+                                      .round = 1,
                                       .mem_follows = true,
                                       .turbo_rel = turbo,
                                       .turbo_n = turbo ? nturbo : 0};
