@@ -250,6 +250,16 @@ static inline void corun__pm_crowd(const struct corun__pm *pm, const unsigned *i
     out[1] = mlp > CORUN__PM_CORE_MLP ? mlp / CORUN__PM_CORE_MLP : 1;
 }
 
+/* The extra time the crowd of its core (@crowd, its corun__pm_crowd())
+ * gives task @i: its compute time stretched by sigma, its memory time by R
+ * and its busy siblings' penalty. */
+static inline double corun__pm_crowd_x(const struct corun__pm *pm, unsigned i, const double *crowd)
+{
+    double m = pm->mf[i];
+
+    return (1 - m) * (crowd[0] - 1) + m * (crowd[1] * (1 + pm->pen[i]) - 1);
+}
+
 /*
  * The share of its speed alone that the crowd of its core (@crowd, its
  * corun__pm_crowd()) leaves task @i, and so of the misses it sends to
@@ -260,9 +270,7 @@ static inline void corun__pm_crowd(const struct corun__pm *pm, const unsigned *i
 static inline double corun__pm_crowd_keep(const struct corun__pm *pm, unsigned i,
                                           const double *crowd)
 {
-    double m = pm->mf[i];
-
-    return 1 / (1 + (1 - m) * (crowd[0] - 1) + m * (crowd[1] * (1 + pm->pen[i]) - 1));
+    return 1 / (1 + corun__pm_crowd_x(pm, i, crowd));
 }
 
 /* Core-level extra time of task @i from @csum, the per-class pressure sums
@@ -278,12 +286,9 @@ static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, co
     double x = 0;
 
     if (busy > 2 && crowd) {
-        double m = pm->mf[i];
-
         for (unsigned k = 0; k < CORUN__PM_NCLS; k++)
             x += d3 * sp[k] * (csum[k] - (k == pm->cls[i] ? own_mp : 0));
-        return (1 - m) * (crowd[0] - 1) + m * (crowd[1] * (1 + pm->pen[i]) - 1) +
-               (x > 0 ? pm->ms[i] * x : 0);
+        return corun__pm_crowd_x(pm, i, crowd) + (x > 0 ? pm->ms[i] * x : 0);
     }
     for (unsigned k = 0; k < CORUN__PM_NCLS; k++)
         x += (row[k] + d3 * sp[k]) * (csum[k] - (k == pm->cls[i] ? own_mp : 0));

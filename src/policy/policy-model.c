@@ -417,7 +417,7 @@ static void core_reread(struct corun__pm *pm, const struct corun_snapshot *snap,
         corun__pm_crowd(pm, idx, k, cpu, cnt, cr);
         for (unsigned q = 0; q < k; q++) {
             unsigned i = idx[q];
-            double v = (1 - pm->mf[i]) * (cr[0] - 1) + pm->mf[i] * (cr[1] * (1 + pm->pen[i]) - 1);
+            double v = corun__pm_crowd_x(pm, i, cr);
 
             if (round && fabs(v - x[i]) / (1 + x[i]) > moved)
                 moved = fabs(v - x[i]) / (1 + x[i]);
@@ -738,11 +738,14 @@ double corun__pm_eval(const struct corun__pm *pm, const int *cpu, double *speed)
     return corun__pm_eval_crowd(pm, cpu, speed, NULL);
 }
 
+/* What task i loads memory with, as a share of its load alone. */
+#define KEEP(i) (keep ? keep[i] : 1.0)
+
 double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *speed, double *lost)
 {
     double *sum[CORUN__PM_NLEV] = {0}, stp = 0;
     double *core3 = calloc(pm->ndom[0] ? pm->ndom[0] : 1, sizeof(*core3)), *crowd = NULL;
-    double *keep = malloc((pm->n ? pm->n : 1) * sizeof(*keep));
+    double *keep = NULL; /* pm->crowd_load's, where a core is crowded; else 1 each */
     unsigned *cnt = calloc(pm->ncpus ? pm->ncpus : 1, sizeof(*cnt));
     unsigned *corecnt = calloc(pm->ncore ? pm->ncore : 1, sizeof(*corecnt));
     unsigned *active = calloc(pm->npkg ? pm->npkg : 1, sizeof(*active));
@@ -756,7 +759,7 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
         if (!sum[li])
             err = -ENOMEM;
     }
-    if (!core3 || !cnt || !corecnt || !active || !keep || err) {
+    if (!core3 || !cnt || !corecnt || !active || err) {
         stp = -ENOMEM;
         goto out_free;
     }
@@ -768,7 +771,8 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
             pm->pkg[cpu[i]] >= 0)
             active[pm->pkg[cpu[i]]]++;
     }
-    if (crowd_all(pm, cpu, cnt, corecnt, &crowd)) {
+    if (crowd_all(pm, cpu, cnt, corecnt, &crowd) ||
+        (pm->crowd_load && crowd && !(keep = malloc(pm->n * sizeof(*keep))))) {
         stp = -ENOMEM;
         goto out_free;
     }
@@ -777,11 +781,12 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
     for (unsigned i = 0; i < pm->n; i++) {
         int k;
 
-        keep[i] = 1;
+        if (keep)
+            keep[i] = 1;
         if (cpu[i] < 0 || (unsigned)cpu[i] >= pm->ncpus)
             continue;
         k = pm->core[cpu[i]];
-        if (pm->crowd_load && crowd && k >= 0 && corecnt[k] > 2)
+        if (keep && k >= 0 && corecnt[k] > 2)
             keep[i] = corun__pm_crowd_keep(pm, i, crowd + 2 * k);
         for (unsigned li = 0; li < CORUN__PM_NLEV; li++) {
             int d = pm->dom[cpu[i] * CORUN__PM_NLEV + li];
@@ -792,10 +797,10 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
                 sum[0][(size_t)d * CORUN__PM_NCLS + pm->cls[i]] += pm->mp[i] / cnt[cpu[i]];
                 core3[d] += pm->press[i * CORUN__PM_NLEV + 2] / cnt[cpu[i]];
             } else if (li == 3 && pm->home[i] >= 0)
-                sum[3][pm->home[i]] += keep[i] * pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]];
+                sum[3][pm->home[i]] += KEEP(i) * pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]];
             else
                 sum[li][d] +=
-                    (li == 3 ? keep[i] : 1) * pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
+                    (li == 3 ? KEEP(i) : 1) * pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
         }
     }
     for (unsigned i = 0; i < pm->n; i++) {
@@ -812,7 +817,7 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
                         pm->sens[i * CORUN__PM_NLEV + 3] *
                         corun__pm_dmg(3,
                                       sum[3][pm->home[i]] -
-                                          keep[i] * pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]],
+                                          KEEP(i) * pm->press[i * CORUN__PM_NLEV + 3] / cnt[cpu[i]],
                                       corun__pm_scale(pm, (unsigned)cpu[i], 3));
                 else if (d >= 0 && li == 0) {
                     int k = pm->core[cpu[i]];
@@ -828,7 +833,7 @@ double corun__pm_eval_crowd(const struct corun__pm *pm, const int *cpu, double *
                         xk = xo;
                 } else if (d >= 0) {
                     double own =
-                        (li == 3 ? keep[i] : 1) * pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
+                        (li == 3 ? KEEP(i) : 1) * pm->press[i * CORUN__PM_NLEV + li] / cnt[cpu[i]];
                     double v = pm->sens[i * CORUN__PM_NLEV + li] *
                                corun__pm_tdmg(pm, i, li, own, sum[li][d] - own,
                                               corun__pm_scale(pm, (unsigned)cpu[i], li));
@@ -866,6 +871,7 @@ out_free:
     free(active);
     return stp;
 }
+#undef KEEP
 
 double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, unsigned cpu_a,
                            unsigned cpu_b, double d3a, double d3b)

@@ -337,6 +337,51 @@ static void draw_tasks(struct corun_task_profile *tk, unsigned n, unsigned ncpus
 }
 
 /*
+ * Fails unless placement @cpu of @pm's tasks is a local optimum of the
+ * predictor's full evaluation (corun__pm_eval()): no swap of two tasks on
+ * different CPUs gains, nor, for CPUs below @nidle, any move of a task to
+ * an idle one (0: swaps only). @seed names the case in the message.
+ */
+static void assert_local_optimum(const struct corun__pm *pm, int *cpu, int nidle, uint64_t seed)
+{
+    double best = corun__pm_eval(pm, cpu, NULL);
+
+    for (unsigned a = 0; a < pm->n; a++) {
+        int x = cpu[a];
+
+        for (unsigned b = a + 1; b < pm->n; b++) {
+            double v;
+
+            if (cpu[a] == cpu[b])
+                continue;
+            cpu[a] = cpu[b];
+            cpu[b] = x;
+            v = corun__pm_eval(pm, cpu, NULL);
+            cpu[b] = cpu[a];
+            cpu[a] = x;
+            if (v > best + 1e-9)
+                fail_msg("seed %lu: swapping tasks %u and %u gains %.6f", (unsigned long)seed, a, b,
+                         v - best);
+        }
+        for (int c = 0; c < nidle; c++) {
+            bool idle = true;
+            double v;
+
+            for (unsigned b = 0; b < pm->n; b++)
+                idle &= cpu[b] != c;
+            if (!idle)
+                continue;
+            cpu[a] = c;
+            v = corun__pm_eval(pm, cpu, NULL);
+            cpu[a] = x;
+            if (v > best + 1e-9)
+                fail_msg("seed %lu: moving task %u to CPU %d gains %.6f", (unsigned long)seed, a, c,
+                         v - best);
+        }
+    }
+}
+
+/*
  * The local search keeps each node's memory load exact while it moves
  * tasks that time-share CPUs and whose memory stays where it is: more
  * tasks than CPUs, of every class, most with their memory on either node.
@@ -356,31 +401,13 @@ static void test_search_time_shared_homes(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 200; seed++) {
         struct corun__pm pm;
-        double best;
 
         draw_tasks(tk, 13, 8, &rng);
         assert_int_equal(corun__pm_init(&pm, &s), 0);
         for (unsigned i = 0; i < 13; i++)
             cpu[i] = tk[i].cpu;
         corun__search(&pm, cpu, NULL, 0, seed, 10000000);
-        best = corun__pm_eval(&pm, cpu, NULL);
-        for (unsigned a = 0; a < 13; a++)
-            for (unsigned b = a + 1; b < 13; b++) {
-                int x = cpu[a];
-                double v;
-
-                if (cpu[a] == cpu[b])
-                    continue;
-                cpu[a] = cpu[b];
-                cpu[b] = x;
-                v = corun__pm_eval(&pm, cpu, NULL);
-                cpu[b] = cpu[a];
-                cpu[a] = x;
-                if (v > best + 1e-9)
-                    print_message("seed %lu: swapping tasks %u and %u gains %.6f\n",
-                                  (unsigned long)seed, a, b, v - best);
-                assert_true(v <= best + 1e-9);
-            }
+        assert_local_optimum(&pm, cpu, 0, seed);
         corun__pm_release(&pm);
     }
     corun_topo_free(t);
@@ -406,7 +433,6 @@ static void test_search_crowded_load(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 100; seed++) {
         struct corun__pm pm;
-        double best;
 
         draw_tasks(tk, 11, 16, &rng);
         assert_int_equal(corun__pm_init(&pm, &s), 0);
@@ -414,40 +440,7 @@ static void test_search_crowded_load(void **state)
         for (unsigned i = 0; i < 11; i++)
             cpu[i] = tk[i].cpu;
         corun__search(&pm, cpu, NULL, 0, seed, 10000000);
-        best = corun__pm_eval(&pm, cpu, NULL);
-        for (unsigned a = 0; a < 11; a++) {
-            int x = cpu[a];
-
-            for (unsigned b = a + 1; b < 11; b++) {
-                double v;
-
-                if (cpu[a] == cpu[b])
-                    continue;
-                cpu[a] = cpu[b];
-                cpu[b] = x;
-                v = corun__pm_eval(&pm, cpu, NULL);
-                cpu[b] = cpu[a];
-                cpu[a] = x;
-                if (v > best + 1e-9)
-                    fail_msg("seed %lu: swapping tasks %u and %u gains %.6f", (unsigned long)seed,
-                             a, b, v - best);
-            }
-            for (int c = 0; c < 16; c++) {
-                bool idle = true;
-                double v;
-
-                for (unsigned b = 0; b < 11; b++)
-                    idle &= cpu[b] != c;
-                if (!idle)
-                    continue;
-                cpu[a] = c;
-                v = corun__pm_eval(&pm, cpu, NULL);
-                cpu[a] = x;
-                if (v > best + 1e-9)
-                    fail_msg("seed %lu: moving task %u to CPU %d gains %.6f", (unsigned long)seed,
-                             a, c, v - best);
-            }
-        }
+        assert_local_optimum(&pm, cpu, 16, seed);
         corun__pm_release(&pm);
     }
     corun_topo_free(t);
