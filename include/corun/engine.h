@@ -22,7 +22,10 @@
  *    that depend on each other (a task taking the CPU another leaves) go
  *    together, and the groups applied are those predicted to pay their
  *    moves' cost together (a group larger than the cap may go alone in an
- *    interval of its own).
+ *    interval of its own). Where no part within the engine's own cap
+ *    pays and a bigger part does, up to two seconds' worth of moves go
+ *    at once, and no plan is made until the cap's rate has repaid them;
+ *    a caller's max_moves is not reached past so.
  *
  * An engine is not thread-safe; it owns its profiler, and borrows the
  * topology, the opened sensor and actuator states and the policy, which
@@ -88,7 +91,8 @@ struct corun_engine_opts {
     uint64_t warmup_ns;                       /* no placement before this; 0: 2 intervals */
     double move_cost;      /* predicted STP a moved task must gain; 0: 0.01; < 0: none */
     unsigned max_moves;    /* per interval after the first plan; 0: a quarter of the tasks
-                              per second of interval, at least 1 */
+                              per second of interval, at least 1, on average
+                              (the engine may reach past it, above) */
     uint64_t seed;
     const struct corun_profile_opts *profile; /* NULL: the defaults */
     /* Appended. The outcome check (on unless this is set): each change the

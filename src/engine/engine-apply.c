@@ -1,7 +1,8 @@
 /*
  * engine-apply.c — asking the policy and applying its plan: the snapshot,
  * the hysteresis (predicted gain against the cost of moving, the cap on
- * moves), the moves through the actuator, and memory following its task.
+ * moves and the debt of moves made past it), the moves through the
+ * actuator, and memory following its task.
  */
 #include <errno.h>
 #include <math.h>
@@ -212,6 +213,28 @@ static unsigned find_root(unsigned *parent, unsigned a)
     return a;
 }
 
+/* Moves allowed this interval: the caller's cap, else a quarter of the
+ * tasks per second of interval, so that a task moves well under once a
+ * second on average whatever the interval (at least one move). */
+static unsigned move_cap(const struct corun_engine *e, unsigned m)
+{
+    double per = (double)m * (double)e->o.interval_ns * 1e-9 / 4;
+
+    if (e->o.max_moves)
+        return e->o.max_moves;
+    return per >= 1 ? (unsigned)per : 1;
+}
+
+/* How many moves a change may reach past the engine's own cap when no part
+ * of it within the cap pays (CAP_REACH_S seconds' worth at the cap's
+ * rate); 0 under the caller's cap, which holds for every plan. */
+static unsigned move_reach(const struct corun_engine *e, unsigned m)
+{
+    if (e->o.max_moves)
+        return 0;
+    return (unsigned)((double)m * CAP_REACH_S / 4);
+}
+
 struct group {
     unsigned root, size;
     double gain, cost; /* predicted, and what its moves must gain */
@@ -237,26 +260,15 @@ static void group_into(const struct plan_ctx *pc, unsigned m, unsigned *parent, 
             trial[k] = pc->want[k];
 }
 
-/*
- * Which groups of a capped change are applied, in g[].take: added one at a
- * time, each the one whose moves, with those taken, raise the predicted
- * gain most over the cost of all of them, while they fit in @cap (a group
- * bigger than the cap alone, first); then the first groups up to where
- * they paid most are kept, if they paid. Scored alone, groups that gain
- * only together never pay: on 4x Xeon 8353H mixed 64 (bench/heldout6) the
- * whole plan was predicted to gain 0.74, more than its moves' cost, the
- * best group of it alone 0.0074 against its 0.0175, and the engine
- * replanned it every interval for seconds without moving a task.
- * Only the JOINT_CAND best groups alone are tried, for at most
- * JOINT_STEPS steps (about 100 predictions; all groups for as many steps
- * as the cap allows measured the same on bench/policies); the groups
- * after them are taken as before, when they pay alone and fit. @trial and
- * @tmp have room for @m CPUs; @g is sorted by by_gain().
- */
 #define JOINT_CAND  16
 #define JOINT_STEPS 8
-static void pick_joint(const struct plan_ctx *pc, unsigned m, unsigned cap, struct group *g,
-                       unsigned ng, unsigned *parent, int *trial, int *tmp, double base)
+
+/* The greedy pass of pick_joint() within @cap: marks the groups taken in
+ * g[].take, leaves their moves' count in @size_out and returns how many
+ * groups were taken (0: none paid). */
+static unsigned joint_greedy(const struct plan_ctx *pc, unsigned m, unsigned cap, struct group *g,
+                             unsigned ng, unsigned *parent, int *trial, int *tmp, double base,
+                             unsigned *size_out)
 {
     unsigned order[JOINT_STEPS], nord = 0, size = 0, nbest = 0;
     double cost = 0, best = 0;
@@ -295,6 +307,41 @@ static void pick_joint(const struct plan_ctx *pc, unsigned m, unsigned cap, stru
         g[order[q]].take = false;
         size -= g[order[q]].size;
     }
+    *size_out = size;
+    return nbest;
+}
+
+/*
+ * Which groups of a capped change are applied, in g[].take: added one at a
+ * time, each the one whose moves, with those taken, raise the predicted
+ * gain most over the cost of all of them, while they fit in @cap (a group
+ * bigger than the cap alone, first); then the first groups up to where
+ * they paid most are kept, if they paid. Scored alone, groups that gain
+ * only together never pay: on 4x Xeon 8353H mixed 64 (bench/heldout6) the
+ * whole plan was predicted to gain 0.74, more than its moves' cost, the
+ * best group of it alone 0.0074 against its 0.0175, and the engine
+ * replanned it every interval for seconds without moving a task.
+ * Only the JOINT_CAND best groups alone are tried, for at most
+ * JOINT_STEPS steps (about 100 predictions; all groups for as many steps
+ * as the cap allows measured the same on bench/policies); the groups
+ * after them are taken as before, when they pay alone and fit. Where
+ * nothing within @cap pays, the same is done again within @reach (0:
+ * not), and true is returned when that took something: under a cap of
+ * one move, a change of three that pays only whole would never be made
+ * (bench/heldout9's A64FX mixed 8, docs/internals/engine.md). @trial and
+ * @tmp have room for @m CPUs; @g is sorted by by_gain().
+ */
+static bool pick_joint(const struct plan_ctx *pc, unsigned m, unsigned cap, unsigned reach,
+                       struct group *g, unsigned ng, unsigned *parent, int *trial, int *tmp,
+                       double base)
+{
+    unsigned size;
+    bool past = false;
+
+    if (!joint_greedy(pc, m, cap, g, ng, parent, trial, tmp, base, &size) && reach > cap) {
+        cap = reach;
+        past = joint_greedy(pc, m, cap, g, ng, parent, trial, tmp, base, &size) > 0;
+    }
     /* Groups not tried together go as before: those that pay alone, while
      * they fit. */
     for (unsigned j = JOINT_CAND; j < ng; j++)
@@ -302,6 +349,7 @@ static void pick_joint(const struct plan_ctx *pc, unsigned m, unsigned cap, stru
             g[j].take = true;
             size += g[j].size;
         }
+    return past;
 }
 
 /*
@@ -309,8 +357,9 @@ static void pick_joint(const struct plan_ctx *pc, unsigned m, unsigned cap, stru
  * taking a CPU another mover leaves goes with it (a swap is one group), each
  * group is scored by the predicted gain of applying it alone, and the best
  * groups that fit in the cap are applied; with @need_gain, those that pay
- * their moves' cost together (pick_joint()). A group larger than the cap is
- * applied alone when it comes first.
+ * their moves' cost together (pick_joint(), which may reach past the
+ * engine's own cap: the moves beyond it are owed). A group larger than the
+ * cap is applied alone when it comes first.
  */
 static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m, unsigned cap,
                         bool need_gain, uint64_t now)
@@ -319,6 +368,7 @@ static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m,
     int *holder = NULL, *trial = NULL, *tmp = NULL, err = -ENOMEM;
     struct group *g = NULL;
     double base;
+    bool past = false;
 
     parent = malloc(m * sizeof(*parent));
     holder = malloc(ncpus * sizeof(*holder));
@@ -368,7 +418,7 @@ static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m,
     }
     qsort(g, ng, sizeof(*g), by_gain);
     if (need_gain)
-        pick_joint(pc, m, cap, g, ng, parent, trial, tmp, base);
+        past = pick_joint(pc, m, cap, move_reach(e, m), g, ng, parent, trial, tmp, base);
     memcpy(trial, pc->cur, m * sizeof(*trial));
     for (unsigned j = 0; j < ng; j++) {
         /* A group bigger than the whole cap (a swap under a cap of one)
@@ -397,6 +447,8 @@ static int apply_capped(struct corun_engine *e, struct plan_ctx *pc, unsigned m,
      * measured against what that part was predicted to gain. */
     if (isfinite(e->tr_gain))
         e->tr_gain = done ? corun_policy_predict(&pc->snap, trial, NULL) - base : NAN;
+    if (past && done > cap)
+        e->debt += done - cap;
     err = 0;
 out_free:
     free(parent);
@@ -405,18 +457,6 @@ out_free:
     free(tmp);
     free(g);
     return err;
-}
-
-/* Moves allowed this interval: the caller's cap, else a quarter of the
- * tasks per second of interval, so that a task moves well under once a
- * second on average whatever the interval (at least one move). */
-static unsigned move_cap(const struct corun_engine *e, unsigned m)
-{
-    double per = (double)m * (double)e->o.interval_ns * 1e-9 / 4;
-
-    if (e->o.max_moves)
-        return e->o.max_moves;
-    return per >= 1 ? (unsigned)per : 1;
 }
 
 /*
@@ -528,6 +568,14 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
     e->doubt *= DOUBT_DECAY;
     if (e->hold) {
         e->hold--;
+        return 0;
+    }
+    /* Moves made past the cap are repaid at its rate before the next plan:
+     * on average no more move than the cap allows. */
+    if (e->debt > 0) {
+        for (unsigned i = 0; i < e->ntasks; i++)
+            m += e->tasks[i].live && e->tasks[i].active;
+        e->debt -= move_cap(e, m);
         return 0;
     }
     pc.prof = calloc(e->ntasks ? e->ntasks : 1, sizeof(*pc.prof));

@@ -36,6 +36,12 @@
  * one back, and what is left to pay for is the stall (64 MB at 1 GB/s
  * over about 8 s). Measured on bench/policies (docs/internals/engine.md). */
 #define MEM_LATER_SHARE 0.25
+/* How far past the engine's own move cap a change may go, in seconds of
+ * the cap's rate (a quarter of the tasks per second), when no part of it
+ * within the cap pays and a bigger part does (pick_joint(),
+ * engine-apply.c). The moves beyond the cap are a debt: no plan is made
+ * until the cap's rate has repaid it. */
+#define CAP_REACH_S 2
 /* The doubt a taken-back change leaves (what it fell short of its
  * prediction, in summed relative speed) shrinks by this factor per
  * interval: halved in 64, the longest hold. */
@@ -99,6 +105,7 @@ struct corun_engine {
     bool early_ok;       /* the trial in progress may be taken back after one interval */
     uint64_t mem_settled_ns; /* clock time by which the last memory moved has settled */
     unsigned hold;       /* intervals left without plans */
+    double debt;         /* moves made past the cap (CAP_REACH_S), not yet repaid */
     unsigned fails;      /* consecutive failed trials */
     double tr_gain;      /* predicted gain of the change being measured, NaN unknown */
     bool tr_first;       /* that change is the first plan */

@@ -10,6 +10,9 @@
  * core: alone it only pairs two tasks (a loss); two of them reach six
  * busy cores and the full clock. A fake sensor turns the clock and the
  * pairing into counters; a fake actuator records where tasks are pinned.
+ * The same change, made after the first plan under the engine's own cap of
+ * one move an interval, reaches past that cap; a caller's cap is not
+ * reached past.
  */
 #include "testutil.h"
 
@@ -113,8 +116,17 @@ static int pair_place(const struct corun_snapshot *snap, struct corun_plan *plan
     return 0;
 }
 
+/* The spread for the first plan, the pairing after it: a change made
+ * under the cap, after the first plan, which is applied whole. */
+static int later_pair_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    return snap->round ? pair_place(snap, plan) : spread_place(snap, plan);
+}
+
 static const struct corun_policy spread_pol = {.name = "spread-script", .place = spread_place};
 static const struct corun_policy pair_pol = {.name = "pair-script", .place = pair_place};
+static const struct corun_policy later_pair_pol = {.name = "later-pair-script",
+                                                   .place = later_pair_place};
 
 static void on_event(void *ctx, const struct corun_engine_event *ev)
 {
@@ -126,17 +138,26 @@ static void on_event(void *ctx, const struct corun_engine_event *ev)
         W.moves_at_first++;
 }
 
+/* The world as it starts: the kernel's placement, one task per core. */
+static void reset_world(void)
+{
+    struct corun_topo *topo = W.topo;
+
+    memset(&W, 0, sizeof(W));
+    W.topo = topo;
+    W.sensor = (struct fake_counters){.acc = W.acc, .now = &W.now};
+    W.now = 1000;
+    for (unsigned i = 0; i < NT; i++)
+        W.pinned[i] = (int)(2 * i);
+}
+
 static int setup(void **state)
 {
     struct corun_topo_opts o = {.source = CORUN_TOPO_SYNTHETIC, .input = "pack:1 core:8 pu:2"};
 
-    memset(&W, 0, sizeof(W));
-    W.sensor = (struct fake_counters){.acc = W.acc, .now = &W.now};
+    W.topo = NULL;
     assert_int_equal(corun_topo_load(&o, &W.topo), 0);
-    W.now = 1000;
-    /* The kernel's placement: one task per core. */
-    for (unsigned i = 0; i < NT; i++)
-        W.pinned[i] = (int)(2 * i);
+    reset_world();
     return 0;
 }
 
@@ -146,15 +167,15 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Under a cap of two moves an interval, the engine applies two of the
- * plan's four moves at once (each alone is predicted a loss, so scored one
- * by one none would ever be applied), the clock doubles, the trial keeps
- * them; the other two gain nothing more and are held. */
-static void test_moves_that_pay_together(void **state)
+/* Runs the engine for 3 s with @pol under @max_moves (0: the engine's own
+ * cap, one move an interval here: a quarter of 8 tasks a second over 0.1 s
+ * intervals) and leaves its stats in @st. */
+static void run_engine(const struct corun_policy *pol, unsigned max_moves,
+                       struct corun_engine_stats *st)
 {
     struct corun_engine_opts o = {
         .topo = W.topo,
-        .policy = &pair_pol,
+        .policy = pol,
         .warmup_policy = &spread_pol,
         .sense = &fake_counters_sense,
         .sense_state = &W.sensor,
@@ -162,14 +183,13 @@ static void test_moves_that_pay_together(void **state)
         .clock = {.now_ns = fake_now, .wait_until = fake_wait},
         .interval_ns = 100000000,
         .warmup_ns = 300000000,
-        .max_moves = 2,
+        .max_moves = max_moves,
         .seed = 3,
         .turbo_rel = turbo,
         .turbo_n = NCORES,
         .on_event = on_event,
     };
     struct corun_engine *e;
-    struct corun_engine_stats st;
 
     assert_int_equal(corun_engine_new(&o, &e), 0);
     for (unsigned i = 0; i < NT; i++) {
@@ -179,23 +199,74 @@ static void test_moves_that_pay_together(void **state)
         assert_int_equal(corun_engine_set_cpu(e, i, W.pinned[i]), 0);
     }
     assert_int_equal(corun_engine_run(e, 3000000000ull, NULL), 0);
-    corun_engine_stats(e, &st);
-    print_message("moves %u (%u at once), busy cores %u, trials %lu reverted %lu held %lu\n",
-                  W.moves, W.moves_at_first, busy_cores(), (unsigned long)st.trials,
-                  (unsigned long)st.reverted, (unsigned long)st.held);
+    corun_engine_stats(e, st);
+    print_message("%s, cap %u: moves %u (%u at once), busy cores %u, plans %lu, trials %lu "
+                  "reverted %lu held %lu\n",
+                  pol->name, max_moves, W.moves, W.moves_at_first, busy_cores(),
+                  (unsigned long)st->plans, (unsigned long)st->trials, (unsigned long)st->reverted,
+                  (unsigned long)st->held);
+    assert_int_equal(corun_engine_restore(e), 0);
+    corun_engine_free(e);
+}
+
+/* Two moves were applied at once, reached six busy cores (the full clock)
+ * and were kept by their trial; no other move was made. */
+static void assert_pair_kept(const struct corun_engine_stats *st)
+{
     assert_int_equal(W.moves_at_first, 2);
     assert_int_equal(W.moves, 2);
     assert_int_equal(busy_cores(), 6);
-    assert_int_equal(st.trials, 1);
-    assert_int_equal(st.reverted, 0);
-    assert_int_equal(corun_engine_restore(e), 0);
-    corun_engine_free(e);
+    assert_int_equal(st->trials, 1);
+    assert_int_equal(st->reverted, 0);
+}
+
+/* Under a cap of two moves an interval, the engine applies two of the
+ * plan's four moves at once (each alone is predicted a loss, so scored one
+ * by one none would ever be applied), the clock doubles, the trial keeps
+ * them; the other two gain nothing more and are held. */
+static void test_moves_that_pay_together(void **state)
+{
+    struct corun_engine_stats st;
+
+    run_engine(&pair_pol, 2, &st);
+    assert_pair_kept(&st);
+}
+
+/* Under the engine's own cap of one move an interval, no part of the
+ * change within the cap pays: the engine reaches past it for the two
+ * moves that pay together, applies them at once and keeps them. The move
+ * beyond the cap is repaid before the next plan: one plan fewer than under
+ * a caller's cap of two, where the same two moves fit. Scored within the
+ * cap, nothing would ever move. */
+static void test_past_own_cap(void **state)
+{
+    struct corun_engine_stats st, fit;
+
+    run_engine(&later_pair_pol, 2, &fit);
+    assert_int_equal(W.moves, 2);
+    reset_world();
+    run_engine(&later_pair_pol, 0, &st);
+    assert_pair_kept(&st);
+    assert_int_equal(st.plans + 1, fit.plans);
+}
+
+/* The caller's cap holds for every plan: under one move an interval the
+ * pairing never moves a task. */
+static void test_caller_cap_holds(void **state)
+{
+    struct corun_engine_stats st;
+
+    run_engine(&later_pair_pol, 1, &st);
+    assert_int_equal(W.moves, 0);
+    assert_int_equal(busy_cores(), 8);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_moves_that_pay_together, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_past_own_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_caller_cap_holds, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
