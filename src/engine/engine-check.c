@@ -60,6 +60,63 @@ static double mean_rate(const struct etask *t, unsigned k)
  * where it runs, and forgets the rates (the intervals after the change
  * start afresh).
  */
+/* Where task @t ran before the change: pinned, or where the kernel ran
+ * it; -1 unknown. */
+static int ran_on(const struct etask *t)
+{
+    return t->cpu >= 0 ? t->cpu : t->seen_cpu;
+}
+
+/*
+ * Tasks of one class are taken to run alone at one rate: each one's
+ * predicted speed before the change (tr_speed) becomes its measured rate
+ * before it times its class's predicted speed per unit of rate (the sums
+ * over the class's tasks with both), so that a change that only passes
+ * speed from one like task to another measures no gain. Weighted by its
+ * own predicted speed, each task's relative change counted gains more than
+ * losses: of two like tasks, one halved (-50%) and one doubled (+100%),
+ * the sum was half a task's speed gained. Left out, keeping their own: a
+ * task of no known class, and one that ran on a core of more than two
+ * busy threads, whose class is read from what its crowd leaves it
+ * (docs/internals/policy.md) and so may not be its classmates' one.
+ */
+static void pool_speeds(struct corun_engine *e)
+{
+    unsigned ncore = corun_topo_ndomains(e->o.topo, CORUN_LEVEL_CORE), *busy;
+    double sp[CORUN_NCLASSES] = {0}, sb[CORUN_NCLASSES] = {0};
+
+    busy = calloc(ncore ? ncore : 1, sizeof(*busy));
+    if (!busy)
+        return; /* each task keeps its own predicted speed */
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        int c = e->tasks[i].live ? ran_on(&e->tasks[i]) : -1;
+        int d = c >= 0 ? corun_topo_cpu(e->o.topo, (unsigned)c)->dom[CORUN_LEVEL_CORE] : -1;
+
+        if (d >= 0 && (unsigned)d < ncore)
+            busy[d]++;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned i = 0; i < e->ntasks; i++) {
+            struct etask *t = &e->tasks[i];
+            int c = ran_on(t), d;
+            enum corun_class k;
+
+            if (!t->live || !(t->tr_speed > 0) || !(t->tr_before > 0) || c < 0)
+                continue;
+            d = corun_topo_cpu(e->o.topo, (unsigned)c)->dom[CORUN_LEVEL_CORE];
+            k = corun_profiler_get(e->prof, t->slot)->cls;
+            if ((d >= 0 && (unsigned)d < ncore && busy[d] > 2) || k < 0 || k >= CORUN_NCLASSES)
+                continue;
+            if (!pass) {
+                sp[k] += t->tr_speed;
+                sb[k] += t->tr_before;
+            } else {
+                t->tr_speed = sp[k] / sb[k] * t->tr_before;
+            }
+        }
+    free(busy);
+}
+
 void corun__engine_trial_begin(struct corun_engine *e, uint64_t now)
 {
     for (unsigned i = 0; i < e->ntasks; i++) {
@@ -69,6 +126,7 @@ void corun__engine_trial_begin(struct corun_engine *e, uint64_t now)
         t->tr_cpu = t->cpu;
         t->nrate = 0;
     }
+    pool_speeds(e);
     e->trial = !e->o.no_outcome_check;
     e->tr_begun = now;
     e->window = CHECK_WINDOW;
@@ -126,7 +184,9 @@ static double check_margin(double se)
  * relative change is weighted by its speed where it ran before, as the
  * predictor rated it when the change was made (tr_speed), and the weights
  * are scaled to sum to what the best-rate ones do, so that the check's
- * margins keep their meaning. A task with no predicted speed keeps the
+ * margins keep their meaning. Since 2026-12-07 the predicted speeds of a
+ * class's tasks are pooled (pool_speeds()): like tasks are taken to run
+ * alone at one rate. A task with no predicted speed keeps the
  * best-rate form. check_scale() gives the factor for the trial's measured
  * tasks (@need and @late as the trial judge reads them), NaN when none
  * has a speed; task_change() one task's term.
