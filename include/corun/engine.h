@@ -25,7 +25,7 @@
  *    interval of its own). Where no part within the engine's own cap
  *    pays and a bigger part does, up to two seconds' worth of moves go
  *    at once, and no plan is made until the cap's rate has repaid them;
- *    a caller's max_moves is not reached past so.
+ *    a caller's max_moves is not reached past this way.
  *
  * An engine is not thread-safe; it owns its profiler, and borrows the
  * topology, the opened sensor and actuator states and the policy, which

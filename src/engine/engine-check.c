@@ -52,14 +52,6 @@ static double mean_rate(const struct etask *t, unsigned k)
     return k ? s / k : NAN;
 }
 
-/*
- * Starts a trial of the moves about to be applied at @now (called by
- * corun__engine_move() before the first of them): records each task's mean
- * rate over the last CHECK_WINDOW intervals since the last change (not
- * more: the older ones may hold the stall of memory that followed it) and
- * where it runs, and forgets the rates (the intervals after the change
- * start afresh).
- */
 /* Where task @t ran before the change: pinned, or where the kernel ran
  * it; -1 unknown. */
 static int ran_on(const struct etask *t)
@@ -117,6 +109,14 @@ static void pool_speeds(struct corun_engine *e)
     free(busy);
 }
 
+/*
+ * Starts a trial of the moves about to be applied at @now (called by
+ * corun__engine_move() before the first of them): records each task's mean
+ * rate over the last CHECK_WINDOW intervals since the last change (not
+ * more: the older ones may hold the stall of memory that followed it) and
+ * where it runs, pools its classmates' predicted speeds (pool_speeds()),
+ * and forgets the rates (the intervals after the change start afresh).
+ */
 void corun__engine_trial_begin(struct corun_engine *e, uint64_t now)
 {
     for (unsigned i = 0; i < e->ntasks; i++) {
