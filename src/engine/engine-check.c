@@ -72,6 +72,24 @@ static int ran_on(const struct etask *t)
  * busy threads, whose class is read from what its crowd leaves it
  * (docs/internals/policy.md) and so may not be its classmates' one.
  */
+/* The class whose tasks task @t is pooled with, -1 none: it has a predicted
+ * speed and a rate, a known class, and ran on a core of at most two busy
+ * threads (@busy per core, of @ncore). */
+static int pool_class(const struct corun_engine *e, const struct etask *t, const unsigned *busy,
+                      unsigned ncore)
+{
+    int c = ran_on(t), d;
+    enum corun_class k;
+
+    if (!t->live || !(t->tr_speed > 0) || !(t->tr_before > 0) || c < 0)
+        return -1;
+    d = corun_topo_cpu(e->o.topo, (unsigned)c)->dom[CORUN_LEVEL_CORE];
+    k = corun_profiler_get(e->prof, t->slot)->cls;
+    if ((d >= 0 && (unsigned)d < ncore && busy[d] > 2) || k < 0 || k >= CORUN_NCLASSES)
+        return -1;
+    return (int)k;
+}
+
 static void pool_speeds(struct corun_engine *e)
 {
     unsigned ncore = corun_topo_ndomains(e->o.topo, CORUN_LEVEL_CORE), *busy;
@@ -87,25 +105,22 @@ static void pool_speeds(struct corun_engine *e)
         if (d >= 0 && (unsigned)d < ncore)
             busy[d]++;
     }
-    for (int pass = 0; pass < 2; pass++)
-        for (unsigned i = 0; i < e->ntasks; i++) {
-            struct etask *t = &e->tasks[i];
-            int c = ran_on(t), d;
-            enum corun_class k;
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        const struct etask *t = &e->tasks[i];
+        int k = pool_class(e, t, busy, ncore);
 
-            if (!t->live || !(t->tr_speed > 0) || !(t->tr_before > 0) || c < 0)
-                continue;
-            d = corun_topo_cpu(e->o.topo, (unsigned)c)->dom[CORUN_LEVEL_CORE];
-            k = corun_profiler_get(e->prof, t->slot)->cls;
-            if ((d >= 0 && (unsigned)d < ncore && busy[d] > 2) || k < 0 || k >= CORUN_NCLASSES)
-                continue;
-            if (!pass) {
-                sp[k] += t->tr_speed;
-                sb[k] += t->tr_before;
-            } else {
-                t->tr_speed = sp[k] / sb[k] * t->tr_before;
-            }
+        if (k >= 0) {
+            sp[k] += t->tr_speed;
+            sb[k] += t->tr_before;
         }
+    }
+    for (unsigned i = 0; i < e->ntasks; i++) {
+        struct etask *t = &e->tasks[i];
+        int k = pool_class(e, t, busy, ncore);
+
+        if (k >= 0)
+            t->tr_speed = sp[k] / sb[k] * t->tr_before;
+    }
     free(busy);
 }
 

@@ -382,6 +382,37 @@ static void assert_local_optimum(const struct corun__pm *pm, int *cpu, int nidle
 }
 
 /*
+ * On the synthetic machine @topo, @nseeds times: @n tasks drawn on its
+ * @ncpus CPUs (draw_tasks(), from @rng), a snapshot of engine round
+ * @round (the crowded memory load from round 1 on where cores have more
+ * than two threads), the search run to the end from where they are, and
+ * assert_local_optimum() with @nidle idle CPUs tried.
+ */
+static void search_to_optima(const char *topo, unsigned n, unsigned ncpus, unsigned round,
+                             uint64_t rng, unsigned nseeds, int nidle)
+{
+    struct corun_topo *t = synthetic_topo(topo);
+    struct corun_task_profile tk[16];
+    struct corun_snapshot s = {.topo = t, .ntasks = n, .tasks = tk, .round = round};
+    int cpu[16];
+
+    assert_true(n <= 16);
+    for (uint64_t seed = 1; seed <= nseeds; seed++) {
+        struct corun__pm pm;
+
+        draw_tasks(tk, n, ncpus, &rng);
+        assert_int_equal(corun__pm_init(&pm, &s), 0);
+        assert_int_equal(pm.crowd_load, round > 0 && corun_topo_info(t)->smt_width > 2);
+        for (unsigned i = 0; i < n; i++)
+            cpu[i] = tk[i].cpu;
+        corun__search(&pm, cpu, NULL, 0, seed, 10000000);
+        assert_local_optimum(&pm, cpu, nidle, seed);
+        corun__pm_release(&pm);
+    }
+    corun_topo_free(t);
+}
+
+/*
  * The local search keeps each node's memory load exact while it moves
  * tasks that time-share CPUs and whose memory stays where it is: more
  * tasks than CPUs, of every class, most with their memory on either node.
@@ -392,25 +423,8 @@ static void assert_local_optimum(const struct corun__pm *pm, int *cpu, int nidle
  */
 static void test_search_time_shared_homes(void **state)
 {
-    struct corun_topo *t = synthetic_topo("pack:2 [numa] l3:1 core:2 pu:2");
-    struct corun_task_profile tk[13];
-    struct corun_snapshot s = {.topo = t, .ntasks = 13, .tasks = tk};
-    int cpu[13];
-    uint64_t rng = 99;
-
     (void)state;
-    for (uint64_t seed = 1; seed <= 200; seed++) {
-        struct corun__pm pm;
-
-        draw_tasks(tk, 13, 8, &rng);
-        assert_int_equal(corun__pm_init(&pm, &s), 0);
-        for (unsigned i = 0; i < 13; i++)
-            cpu[i] = tk[i].cpu;
-        corun__search(&pm, cpu, NULL, 0, seed, 10000000);
-        assert_local_optimum(&pm, cpu, 0, seed);
-        corun__pm_release(&pm);
-    }
-    corun_topo_free(t);
+    search_to_optima("pack:2 [numa] l3:1 core:2 pu:2", 13, 8, 0, 99, 200, 0);
 }
 
 /*
@@ -424,26 +438,8 @@ static void test_search_time_shared_homes(void **state)
  */
 static void test_search_crowded_load(void **state)
 {
-    struct corun_topo *t = synthetic_topo("pack:2 [numa] l3:1 core:2 pu:4");
-    struct corun_task_profile tk[11];
-    struct corun_snapshot s = {.topo = t, .ntasks = 11, .tasks = tk, .round = 1};
-    int cpu[11];
-    uint64_t rng = 7;
-
     (void)state;
-    for (uint64_t seed = 1; seed <= 100; seed++) {
-        struct corun__pm pm;
-
-        draw_tasks(tk, 11, 16, &rng);
-        assert_int_equal(corun__pm_init(&pm, &s), 0);
-        assert_true(pm.crowd_load);
-        for (unsigned i = 0; i < 11; i++)
-            cpu[i] = tk[i].cpu;
-        corun__search(&pm, cpu, NULL, 0, seed, 10000000);
-        assert_local_optimum(&pm, cpu, 16, seed);
-        corun__pm_release(&pm);
-    }
-    corun_topo_free(t);
+    search_to_optima("pack:2 [numa] l3:1 core:2 pu:4", 11, 16, 1, 7, 100, 16);
 }
 
 /*
