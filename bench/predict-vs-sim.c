@@ -207,8 +207,9 @@ static int run_corun(const struct corun_topo *t, const struct corun_sim_machine 
     if (!err) {
         if (events) {
             rate_batch(&lg);
-            printf("engine: %u trials, %u taken back, %u plans doubted, %u memory moves\n",
-                   r.trials, r.reverted, r.doubted, r.mem_moves);
+            printf("engine: %u trials, %u taken back, %u plans doubted, %u memory moves, "
+                   "%u of %u second opinions kept\n",
+                   r.trials, r.reverted, r.doubted, r.mem_moves, r.second_kept, r.second_tried);
         }
         corun_sim_result_release(&r);
     }

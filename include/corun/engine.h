@@ -141,6 +141,23 @@ struct corun_engine_opts {
     void (*on_event)(void *ctx, const struct corun_engine_event *ev);
     void *event_ctx;
     bool predict;
+    /* Appended. A second opinion, where the predictor cannot tell two
+     * placements apart (docs/internals/engine.md, "A second opinion"):
+     * once the policy's plans have settled (from the sixth plan on, a
+     * plan that moves no task, every task pinned, nothing being measured),
+     * @second_policy's plan for the same snapshot is tried if it is
+     * predicted within 0.5% of the placement's STP and moves no task to
+     * another NUMA node. It is measured over six intervals and kept only if
+     * the tasks' summed relative speed rose by more than 0.3% per task;
+     * else it is taken back. Once per set of tasks (one joining or leaving
+     * allows another). Not tried without the outcome check, nor under a
+     * caller's @max_moves it does not fit, nor with @confirm above 1 or
+     * @min_dwell set, which would apply it piecemeal, nor with a
+     * @move_cost above the default. NULL: DI's plan
+     * under the corun policy, none under any other; @no_second_opinion:
+     * none. */
+    const struct corun_policy *second_policy;
+    bool no_second_opinion;
 };
 
 struct corun_engine_task {
@@ -178,6 +195,10 @@ struct corun_engine_stats {
      * and this one's predicted gain is below what that one fell short of
      * its prediction (the engine's doubt; docs/internals/engine.md). */
     uint64_t doubted;
+    /* Appended: second opinions tried (opts.second_policy), and of those
+     * kept. */
+    uint64_t second_tried;
+    uint64_t second_kept;
 };
 
 struct corun_engine;

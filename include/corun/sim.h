@@ -338,6 +338,9 @@ struct corun_sim_result {
     /* Appended. A policy run: plans the engine did not apply for the doubt
      * a change taken back left (corun_engine_stats.doubted); 0 otherwise. */
     unsigned doubted;
+    /* Appended. A policy run: second opinions the engine tried
+     * (corun_engine_stats.second_tried), and of those kept; 0 otherwise. */
+    unsigned second_tried, second_kept;
 };
 
 /* The metrics of the run so far. 0, -ENODATA before any time passed, -ENOMEM. */

@@ -170,10 +170,12 @@ void batch_engine_close(struct batch *b)
     if (cli_verbose)
         fprintf(stderr,
                 "corun batch: engine: %llu intervals, %llu plans, %llu moves, %llu held, "
-                "%llu capped, %llu memory moves, %llu errors\n",
+                "%llu capped, %llu memory moves, %llu of %llu second opinions kept, %llu "
+                "errors\n",
                 (unsigned long long)st.intervals, (unsigned long long)st.plans,
                 (unsigned long long)st.migrations, (unsigned long long)st.held,
                 (unsigned long long)st.capped, (unsigned long long)st.mem_moves,
+                (unsigned long long)st.second_kept, (unsigned long long)st.second_tried,
                 (unsigned long long)st.errors);
     corun_engine_free(b->eng);
     b->eng = NULL;

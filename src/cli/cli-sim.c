@@ -330,6 +330,8 @@ static void print_json(struct sim_cli *c)
             json_kuint(&j, "judged", r->res.trials);
             json_kuint(&j, "reverted", r->res.reverted);
             json_kuint(&j, "doubted", r->res.doubted);
+            json_kuint(&j, "second_tried", r->res.second_tried);
+            json_kuint(&j, "second_kept", r->res.second_kept);
             json_obj_end(&j);
         } else {
             json_knull(&j, "outcome_check");
@@ -377,7 +379,7 @@ static void print_table(struct sim_cli *c)
            "makespan-s", "migr", "capture", "search");
     for (unsigned i = 0; i < c->nruns; i++) {
         const struct run *r = &c->runs[i];
-        char stp[16], antt[16], ms[16], mk[16], cap[16], search[80] = "";
+        char stp[16], antt[16], ms[16], mk[16], cap[16], search[160] = "";
 
         if (!r->shown)
             continue;
@@ -393,8 +395,11 @@ static void print_table(struct sim_cli *c)
         else if (r->ref == CORUN_SIM_REF_BASELINE || r->ref == CORUN_SIM_REF_RANDOM)
             snprintf(search, sizeof(search), "mean of %u seeds", c->opts.seeds);
         else if (r->ref < 0 && r->res.trials)
-            snprintf(search, sizeof(search), "checked %u changes, took back %u, doubted %u plans",
-                     r->res.trials, r->res.reverted, r->res.doubted);
+            snprintf(search, sizeof(search),
+                     "checked %u changes, took back %u, doubted %u plans, kept %u of %u second "
+                     "opinions",
+                     r->res.trials, r->res.reverted, r->res.doubted, r->res.second_kept,
+                     r->res.second_tried);
         if (r->res.mem_moves) {
             size_t l = strlen(search);
 

@@ -554,12 +554,43 @@ static void weigh_trial(struct corun_engine *e, const struct plan_ctx *pc, unsig
     free(own);
 }
 
+/*
+ * A second opinion's plan (engine-second.c), @moves of it left by
+ * hold_back(), predicted to gain @gain: applied whole, as a trial judged
+ * on CHECK_WINDOW_LONG intervals (engine-check.c keeps it only if it
+ * measured a gain). Its moves beyond the engine's own cap are owed, as
+ * those of a change that reaches past it.
+ */
+static void apply_second(struct corun_engine *e, const struct plan_ctx *pc, unsigned m,
+                         unsigned moves, double gain, uint64_t now)
+{
+    unsigned cap = move_cap(e, m);
+
+    if (!moves) {
+        e->second = SECOND_DONE;
+        return;
+    }
+    e->tr_gain = gain;
+    e->tr_first = false;
+    weigh_trial(e, pc, m, NULL);
+    e->arm = true;
+    for (unsigned k = 0; k < m; k++)
+        if (pc->want[k] != pc->cur[k])
+            corun__engine_move(e, &e->tasks[pc->live[k]], pc->want[k], now, CORUN_ENGINE_EV_MOVE);
+    if (e->trial)
+        e->window = CHECK_WINDOW_LONG;
+    else
+        e->second = SECOND_DONE;
+    if (moves > cap)
+        e->debt += moves - cap;
+}
+
 int corun__engine_place(struct corun_engine *e, uint64_t now)
 {
     struct plan_ctx pc = {0};
     struct corun_plan plan;
     unsigned m = 0, moves = 0;
-    bool all_pinned = true, any_pinned = false, unpins = false, known;
+    bool all_pinned = true, any_pinned = false, unpins = false, known, second;
     double gain, *sp = NULL; /* predicted speeds where the tasks run */
     int err = -ENOMEM;
 
@@ -631,9 +662,14 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
         err = corun_policy_check_plan(&pc.snap, &plan);
     if (err)
         goto out_free;
+    second = corun__engine_second(e, &pc.snap, pc.live, pc.cur, pc.want, &gain);
     if (e->o.predict)
         keep_prediction(e, &pc, m);
     moves = hold_back(e, &pc, m, now);
+    if (second) {
+        apply_second(e, &pc, m, moves, gain, now);
+        goto out_free;
+    }
     /* A policy that gives tasks back to the kernel (not a task held where
      * nobody knows it runs). */
     for (unsigned k = 0; k < m; k++)

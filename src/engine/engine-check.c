@@ -31,6 +31,7 @@ void corun__engine_world_changed(struct corun_engine *e, uint64_t now)
     for (unsigned i = 0; i < e->ntasks; i++)
         e->tasks[i].nrate = 0;
     e->doubt = 0; /* it was about other tasks */
+    e->second = SECOND_DUE; /* a second opinion may be asked of them */
     trial_end(e);
     e->changed_ns = now;
 }
@@ -298,6 +299,23 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
         return CORUN__WAIT;
     e->trial = false;
     e->st.trials += nmeas > 0;
+    if (e->second == SECOND_TRIAL) {
+        /* A second opinion (engine-second.c) was predicted to gain nothing:
+         * kept only on a measured gain. Then the predictor fell short of it
+         * by what it gained and more, and a plan must be predicted to gain
+         * that before it is believed (the doubt, below). */
+        e->second = SECOND_DONE;
+        if (nmeas && delta > CHECK_FLOOR * wsum) {
+            if (isfinite(e->tr_gain) && delta - e->tr_gain > e->doubt)
+                e->doubt = delta - e->tr_gain;
+            e->st.second_kept++;
+            e->fails = 0;
+            trial_end(e);
+            return CORUN__KEEP;
+        }
+        if (nmeas)
+            goto undo;
+    }
     /* A change that measured a loss, taken back or kept inside the margin,
      * fell short of its prediction: a change like it is predicted to gain
      * as much again, so until the doubt has decayed a plan must be
@@ -317,6 +335,7 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
         trial_end(e);
         return CORUN__KEEP;
     }
+undo:
     for (unsigned i = 0; i < e->ntasks; i++) {
         struct etask *t = &e->tasks[i];
 

@@ -42,10 +42,29 @@
  * engine-apply.c). The moves beyond the cap are a debt: no plan is made
  * until the cap's rate has repaid it. */
 #define CAP_REACH_S 2
+/* A moved task's predicted gain when the caller names no move cost
+ * (opts.move_cost). */
+#define MOVE_COST_DEFAULT 0.01
+
+/* A second opinion (engine-second.c): asked once the policy's plans have
+ * settled, from the SECOND_AFTER-th plan on; tried when predicted within
+ * SECOND_WITHIN of the placement's STP (a share of it); kept when the
+ * tasks' summed relative speed rose by more than CHECK_FLOOR per task
+ * measured. Within 1%, plans rated 0.9-1.0% below were tried and lost
+ * 1.7% in the simulator, and the runs they were taken back in ended lower
+ * than without them; those that gained were rated 0.2-0.4% below
+ * (docs/internals/engine.md, "A second opinion"). */
+#define SECOND_AFTER  6
+#define SECOND_WITHIN 0.005
+
 /* The doubt a taken-back change leaves (what it fell short of its
  * prediction, in summed relative speed) shrinks by this factor per
  * interval: halved in 64, the longest hold. */
 #define DOUBT_DECAY 0.98923
+
+/* A second opinion (engine-second.c) for the set of tasks: may be asked,
+ * being measured, tried. */
+enum second_state { SECOND_DUE, SECOND_TRIAL, SECOND_DONE };
 
 struct etask {
     struct corun_engine_task t;
@@ -109,6 +128,7 @@ struct corun_engine {
     unsigned fails;      /* consecutive failed trials */
     double tr_gain;      /* predicted gain of the change being measured, NaN unknown */
     bool tr_first;       /* that change is the first plan */
+    enum second_state second; /* the second opinion, for this set of tasks */
     double doubt;        /* predicted gain a change must beat: what the last one taken
                             back fell short of its prediction, decaying; 0 none */
     bool mem_follows;    /* memory is moved with its task (opts.no_mem_follow) */
@@ -125,6 +145,10 @@ void corun__engine_follow_memory(struct corun_engine *e, struct etask *t, int cp
                                  uint64_t now);
 void corun__engine_memory_to(struct corun_engine *e, struct etask *t, int node, uint64_t now);
 int corun__engine_place(struct corun_engine *e, uint64_t now);
+
+/* engine-second.c */
+bool corun__engine_second(struct corun_engine *e, const struct corun_snapshot *snap,
+                          const unsigned *live, const int *cur, int *want, double *gain);
 
 /* engine-check.c */
 void corun__engine_world_changed(struct corun_engine *e, uint64_t now);

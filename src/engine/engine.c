@@ -78,7 +78,7 @@ int corun_engine_new(const struct corun_engine_opts *opts, struct corun_engine *
     if (!e->o.warmup_ns)
         e->o.warmup_ns = 2 * e->o.interval_ns;
     if (e->o.move_cost == 0)
-        e->o.move_cost = 0.01;
+        e->o.move_cost = MOVE_COST_DEFAULT;
     else if (e->o.move_cost < 0)
         e->o.move_cost = 0;
     if (e->o.mem_move_cost == 0)

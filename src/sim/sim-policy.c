@@ -127,6 +127,8 @@ int corun_sim_run_policy(const struct corun_topo *topo, const struct corun_sim_m
         out->trials = (unsigned)st.trials;
         out->reverted = (unsigned)st.reverted;
         out->doubted = (unsigned)st.doubted;
+        out->second_tried = (unsigned)st.second_tried;
+        out->second_kept = (unsigned)st.second_kept;
     }
     for (unsigned i = 0; !err && opts->profiles && i < ntasks; i++) {
         err = corun_engine_profile(eng, i, &opts->profiles[i]);

@@ -31,7 +31,7 @@ for k in name stp antt max_slowdown makespan_s migrations capture tasks; do
 done
 # The engine's outcome check: counted for the six policies, null for the five references.
 expect_eq "policies with an outcome check" \
-  "$(grep -c '^      "outcome_check": {"judged": [0-9]*, "reverted": [0-9]*, "doubted": [0-9]*}' "$tmp/j1")" 6
+  "$(grep -c '^      "outcome_check": {"judged": [0-9]*, "reverted": [0-9]*, "doubted": [0-9]*, "second_tried": [0-9]*, "second_kept": [0-9]*}' "$tmp/j1")" 6
 expect_eq "references without one" "$(grep -c '^      "outcome_check": null' "$tmp/j1")" 5
 grep -q '"makespan_s": null' "$tmp/j1" && ok || fail "makespan should be null without work amounts"
 grep -q '{"name": "[a-z-]*-[0-9]*", "class": "[a-z-]*", "speedup": [0-9.]*, "cpus": "[0-9]*"}' "$tmp/j1" \

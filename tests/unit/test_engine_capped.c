@@ -20,7 +20,7 @@
 
 #include "corun/engine.h"
 
-#define NT 8
+#define NT     8
 #define NCORES 8
 
 static struct {
@@ -29,10 +29,11 @@ static struct {
     int pinned[NT];
     struct corun_sample acc[NT];
     struct fake_counters sensor; /* reads acc */
-    unsigned moves;        /* moves applied after the warm-up */
-    uint64_t first_at;     /* clock time of the first of them */
-    unsigned moves_at_first; /* how many were applied at that time */
-    bool pass;               /* odd CPUs run at half speed, task 1 at 0.96 on even ones */
+    struct fake_pins pins;       /* writes pinned */
+    unsigned moves;              /* moves applied after the warm-up */
+    uint64_t first_at;           /* clock time of the first of them */
+    unsigned moves_at_first;     /* how many were applied at that time */
+    bool pass;                   /* odd CPUs run at half speed, task 1 at 0.96 on even ones */
 } W;
 
 static const double turbo[NCORES] = {1, 1, 1, 1, 1, 1, 0.5, 0.5};
@@ -74,32 +75,11 @@ static int fake_wait(void *ctx, uint64_t t)
 
         if (W.pass && W.pinned[i] >= 0)
             instr *= W.pinned[i] % 2 ? 0.5 : i == 1 ? 0.96 : 1.0;
-
-        W.acc[i].value[CORUN_EV_CYCLES] += (uint64_t)cycles;
-        W.acc[i].value[CORUN_EV_REF_CYCLES] += (uint64_t)(2.5 * dt);
-        W.acc[i].value[CORUN_EV_INSTRUCTIONS] += (uint64_t)instr;
-        W.acc[i].value[CORUN_EV_LLC_REFERENCES] += (uint64_t)(instr * 5e-3);
-        W.acc[i].value[CORUN_EV_LLC_MISSES] += (uint64_t)(instr * 1.5e-3);
-        W.acc[i].value[CORUN_EV_TASK_CLOCK_NS] += (uint64_t)dt;
+        fake_sheep_counts(&W.acc[i], cycles, instr, dt);
     }
     W.now = t;
     return 0;
 }
-
-static int a_apply(void *st, pid_t target, const struct corun_cpuset *cpus)
-{
-    W.pinned[target] = corun_topo_cpu_by_os(W.topo, (unsigned)corun_cpuset_next(cpus, 0));
-    return 0;
-}
-
-static int a_restore(void *st, pid_t target)
-{
-    W.pinned[target] = -1;
-    return 0;
-}
-
-static const struct corun_act_ops fake_act = {
-    .name = "fake", .apply = a_apply, .restore = a_restore};
 
 /* The warm-up: task i alone on core i. */
 static int spread_place(const struct corun_snapshot *snap, struct corun_plan *plan)
@@ -164,6 +144,7 @@ static void reset_world(void)
     memset(&W, 0, sizeof(W));
     W.topo = topo;
     W.sensor = (struct fake_counters){.acc = W.acc, .now = &W.now};
+    W.pins = (struct fake_pins){.topo = W.topo, .pinned = W.pinned};
     W.now = 1000;
     for (unsigned i = 0; i < NT; i++)
         W.pinned[i] = (int)(2 * i);
@@ -197,7 +178,8 @@ static void run_engine(const struct corun_policy *pol, unsigned max_moves,
         .warmup_policy = W.pass ? pol : &spread_pol,
         .sense = &fake_counters_sense,
         .sense_state = &W.sensor,
-        .act = &fake_act,
+        .act = &fake_pins_act,
+        .act_state = &W.pins,
         .clock = {.now_ns = fake_now, .wait_until = fake_wait},
         .interval_ns = 100000000,
         .warmup_ns = 300000000,
@@ -213,12 +195,7 @@ static void run_engine(const struct corun_policy *pol, unsigned max_moves,
     struct corun_engine *e;
 
     assert_int_equal(corun_engine_new(&o, &e), 0);
-    for (unsigned i = 0; i < NT; i++) {
-        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_SHEEP};
-
-        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
-        assert_int_equal(corun_engine_set_cpu(e, i, W.pinned[i]), 0);
-    }
+    fake_add_sheep(e, W.pinned, NT);
     assert_int_equal(corun_engine_run(e, 3000000000ull, NULL), 0);
     corun_engine_stats(e, st);
     print_message("%s, cap %u: moves %u (%u at once), busy cores %u, plans %lu, trials %lu "

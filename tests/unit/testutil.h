@@ -1,7 +1,7 @@
 /*
  * testutil.h — what the cmocka tests share: fixture paths, cmocka's
- * includes in the order it needs them, a task known by its class, and the
- * reading of a fake sensor.
+ * includes in the order it needs them, a task known by its class, the
+ * reading of a fake sensor and a fake actuator that records pins.
  */
 #ifndef CORUN_TESTUTIL_H
 #define CORUN_TESTUTIL_H
@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "corun/act.h"
+#include "corun/engine.h"
 #include "corun/profile.h"
 #include "corun/sense.h"
 #include "corun/topo.h"
@@ -109,10 +111,63 @@ static inline int fake_counters_detach(void *st, int h)
     return 0;
 }
 
-static const struct corun_sense_ops fake_counters_sense __attribute__((unused)) = {
-    .name = "fake",
-    .attach = fake_counters_attach,
-    .read = fake_counters_read,
-    .detach = fake_counters_detach};
+static const struct corun_sense_ops fake_counters_sense
+    __attribute__((unused)) = {.name = "fake",
+                               .attach = fake_counters_attach,
+                               .read = fake_counters_read,
+                               .detach = fake_counters_detach};
+
+/* What a sheep-like task counts into @acc over @dt ns of @cycles cycles
+ * and @instr instructions: 2.5 reference cycles a ns, 5 LLC references and
+ * 1.5 misses per thousand instructions. */
+static inline void fake_sheep_counts(struct corun_sample *acc, double cycles, double instr,
+                                     double dt)
+{
+    acc->value[CORUN_EV_CYCLES] += (uint64_t)cycles;
+    acc->value[CORUN_EV_REF_CYCLES] += (uint64_t)(2.5 * dt);
+    acc->value[CORUN_EV_INSTRUCTIONS] += (uint64_t)instr;
+    acc->value[CORUN_EV_LLC_REFERENCES] += (uint64_t)(instr * 5e-3);
+    acc->value[CORUN_EV_LLC_MISSES] += (uint64_t)(instr * 1.5e-3);
+    acc->value[CORUN_EV_TASK_CLOCK_NS] += (uint64_t)dt;
+}
+
+/* A fake actuator that records where each task is pinned: a task's target
+ * is its index in @pinned, -1 the kernel's choice. Its state
+ * (opts.act_state) is a struct fake_pins. */
+struct fake_pins {
+    const struct corun_topo *topo;
+    int *pinned;
+};
+
+static inline int fake_pins_apply(void *st, pid_t target, const struct corun_cpuset *cpus)
+{
+    struct fake_pins *fp = st;
+
+    fp->pinned[target] = corun_topo_cpu_by_os(fp->topo, (unsigned)corun_cpuset_next(cpus, 0));
+    return 0;
+}
+
+static inline int fake_pins_restore(void *st, pid_t target)
+{
+    struct fake_pins *fp = st;
+
+    fp->pinned[target] = -1;
+    return 0;
+}
+
+static const struct corun_act_ops fake_pins_act __attribute__((unused)) = {
+    .name = "fake", .apply = fake_pins_apply, .restore = fake_pins_restore};
+
+/* Adds @n tasks hinted sheep to @e, task i with target and id i, where the
+ * kernel runs it: @cpu[i]. */
+static inline void fake_add_sheep(struct corun_engine *e, const int *cpu, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        struct corun_engine_task t = {.target = (pid_t)i, .id = i, .hint = CORUN_CLASS_SHEEP};
+
+        assert_int_equal(corun_engine_add(e, &t, NULL), 0);
+        assert_int_equal(corun_engine_set_cpu(e, i, cpu[i]), 0);
+    }
+}
 
 #endif
