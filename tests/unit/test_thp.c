@@ -409,8 +409,9 @@ static void test_collapse_live(void **state)
     child_start(&ch, 64 * MIB, DENSE);
     /* On a loaded machine the kernel may find pages busy (EAGAIN) or no
      * free huge page (ENOMEM) for some ranges: the region is then partly
-     * collapsed, and what the library's reason says is to try again. A
-     * CI run's sanitizer stage once did (status PARTIAL). */
+     * collapsed, and a later try may find them free (the library's reason
+     * for EAGAIN says to try again). A CI run's sanitizer stage once got
+     * PARTIAL so. */
     for (int tries = 1;; tries++) {
         err = corun_thp_collapse(NULL, ch.pid, NULL, &res, why, sizeof(why));
         assert_int_equal(err, 0);
