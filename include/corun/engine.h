@@ -150,7 +150,8 @@ struct corun_engine_opts {
      * another NUMA node. It is measured over six intervals and kept only if
      * the tasks' summed relative speed rose by more than 0.3% per task;
      * else it is taken back. Once per set of tasks (one joining or leaving
-     * allows another). Not tried without the outcome check, nor under a
+     * allows another). Not tried without the outcome check or where a
+     * task has no instruction counts (nothing would judge it), nor under a
      * caller's @max_moves it does not fit, nor with @confirm above 1 or
      * @min_dwell set, which would apply it piecemeal, nor with a
      * @move_cost above the default. NULL: DI's plan

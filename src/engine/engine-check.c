@@ -313,8 +313,7 @@ enum corun__verdict corun__engine_trial_judge(struct corun_engine *e, uint64_t n
             trial_end(e);
             return CORUN__KEEP;
         }
-        if (nmeas)
-            goto undo;
+        goto undo; /* nothing measured is no gain */
     }
     /* A change that measured a loss, taken back or kept inside the margin,
      * fell short of its prediction: a change like it is predicted to gain

@@ -48,7 +48,8 @@ static int numa_of(const struct corun_engine *e, int cpu)
 /* Whether a second opinion may be asked now, given the policy's plan
  * @want for the tasks of @snap (engine index @live[k], running on
  * @cur[k]): the plans have settled. Not where it could not be judged (no
- * outcome check) or would be applied piecemeal (per-task hysteresis), nor
+ * outcome check, a task without instruction counts) or would be applied
+ * piecemeal (per-task hysteresis), nor
  * where the caller prices a move above the default: the default stands
  * for the noise in the predictor (docs/internals/engine.md), a higher
  * price for what moving costs the caller, and a second opinion is
@@ -59,9 +60,14 @@ static bool due(const struct corun_engine *e, const struct corun_snapshot *snap,
     if (e->second != SECOND_DUE || e->round < SECOND_AFTER || e->trial || e->o.no_outcome_check ||
         e->o.confirm > 1 || e->o.min_dwell || e->o.move_cost > MOVE_COST_DEFAULT || !snap->ntasks)
         return false;
-    for (unsigned k = 0; k < snap->ntasks; k++)
-        if (want[k] != cur[k] || e->tasks[live[k]].cpu < 0 || e->tasks[live[k]].refused)
+    for (unsigned k = 0; k < snap->ntasks; k++) {
+        const struct etask *t = &e->tasks[live[k]];
+
+        /* A task without an instruction rate (no PMU: the proc sensor)
+         * would leave the trial unmeasured, and kept. */
+        if (want[k] != cur[k] || t->cpu < 0 || t->refused || !(t->best_rate > 0))
             return false;
+    }
     return true;
 }
 

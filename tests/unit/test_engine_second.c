@@ -28,6 +28,7 @@ static struct {
     struct fake_pins pins;       /* writes pinned */
     unsigned moves;              /* moves applied from a pinned CPU, undoes included */
     double odd_rate;             /* IPC on an odd CPU */
+    bool no_instr;               /* no instruction counts (no PMU) */
 } W;
 
 static uint64_t fake_now(void *ctx)
@@ -42,7 +43,8 @@ static int fake_wait(void *ctx, uint64_t t)
     double dt = (double)(t - W.now);
 
     for (unsigned i = 0; i < NT; i++)
-        fake_sheep_counts(&W.acc[i], 3.0 * dt, 3.0 * dt * (W.pinned[i] % 2 ? W.odd_rate : 1.0), dt);
+        fake_sheep_counts(&W.acc[i], 3.0 * dt,
+                          W.no_instr ? 0 : 3.0 * dt * (W.pinned[i] % 2 ? W.odd_rate : 1.0), dt);
     W.now = t;
     return 0;
 }
@@ -236,6 +238,20 @@ static void test_second_not_tried(void **state)
     assert_int_equal(W.moves, 0);
 }
 
+/* Without instruction counts (a sensor like the proc one, no PMU) nothing
+ * could judge it, and it would be kept unmeasured: not tried. */
+static void test_second_not_unmeasured(void **state)
+{
+    struct corun_engine_stats st;
+
+    reset_world(1);
+    W.no_instr = true;
+    run_engine(&odd_pol, &even_pol, 0, false, &st);
+    assert_int_equal(st.second_tried, 0);
+    assert_on(1);
+    assert_int_equal(W.moves, 0);
+}
+
 /* A second plan that moves tasks to another NUMA node is not tried, though
  * it would measure twice the rate. */
 static void test_second_not_across_nodes(void **state)
@@ -256,6 +272,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_second_taken_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_no_gain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_not_tried, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_second_not_unmeasured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_not_across_nodes, setup_nodes, teardown),
     };
 
