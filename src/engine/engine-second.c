@@ -49,11 +49,10 @@ static int numa_of(const struct corun_engine *e, int cpu)
  * @want for the tasks of @snap (engine index @live[k], running on
  * @cur[k]): the plans have settled. Not where it could not be judged (no
  * outcome check, a task without instruction counts) or would be applied
- * piecemeal (per-task hysteresis), nor
- * where the caller prices a move above the default: the default stands
- * for the noise in the predictor (docs/internals/engine.md), a higher
- * price for what moving costs the caller, and a second opinion is
- * predicted to pay nothing. */
+ * piecemeal (per-task hysteresis), nor where the caller prices a move
+ * above the default: the default stands for the noise in the predictor
+ * (docs/internals/engine.md), a higher price for what moving costs the
+ * caller, and a second opinion is predicted to pay nothing. */
 static bool due(const struct corun_engine *e, const struct corun_snapshot *snap,
                 const unsigned *live, const int *cur, const int *want)
 {
