@@ -60,19 +60,6 @@ static int ran_on(const struct etask *t)
     return t->cpu >= 0 ? t->cpu : t->seen_cpu;
 }
 
-/*
- * Tasks of one class are taken to run alone at one rate: each one's
- * predicted speed before the change (tr_speed) becomes its measured rate
- * before it times its class's predicted speed per unit of rate (the sums
- * over the class's tasks with both), so that a change that only passes
- * speed from one like task to another measures no gain. Weighted by its
- * own predicted speed, each task's relative change counted gains more than
- * losses: of two like tasks, one halved (-50%) and one doubled (+100%),
- * the sum was half a task's speed gained. Left out, keeping their own: a
- * task of no known class, and one that ran on a core of more than two
- * busy threads, whose class is read from what its crowd leaves it
- * (docs/internals/policy.md) and so may not be its classmates' one.
- */
 /* The class whose tasks task @t is pooled with, -1 none: it has a predicted
  * speed and a rate, a known class, and ran on a core of at most two busy
  * threads (@busy per core, of @ncore). */
@@ -91,6 +78,19 @@ static int pool_class(const struct corun_engine *e, const struct etask *t, const
     return (int)k;
 }
 
+/*
+ * Tasks of one class are taken to run alone at one rate: each one's
+ * predicted speed before the change (tr_speed) becomes its measured rate
+ * before it times its class's predicted speed per unit of rate (the sums
+ * over the class's tasks with both), so that a change that only passes
+ * speed from one like task to another measures no gain. Weighted by its
+ * own predicted speed, each task's relative change counted gains more than
+ * losses: of two like tasks, one halved (-50%) and one doubled (+100%),
+ * the sum was half a task's speed gained. Left out, keeping their own: a
+ * task of no known class, and one that ran on a core of more than two
+ * busy threads, whose class is read from what its crowd leaves it
+ * (docs/internals/policy.md) and so may not be its classmates' one.
+ */
 static void pool_speeds(struct corun_engine *e)
 {
     unsigned ncore = corun_topo_ndomains(e->o.topo, CORUN_LEVEL_CORE), *busy;

@@ -81,14 +81,6 @@ static int fake_wait(void *ctx, uint64_t t)
     return 0;
 }
 
-/* The warm-up: task i alone on core i. */
-static int spread_place(const struct corun_snapshot *snap, struct corun_plan *plan)
-{
-    for (unsigned k = 0; k < snap->ntasks; k++)
-        plan->cpu[k] = (int)(2 * snap->tasks[k].id);
-    return 0;
-}
-
 /* Then: odd tasks beside the even ones, on cores 0, 2, 4 and 6. */
 static int pair_place(const struct corun_snapshot *snap, struct corun_plan *plan)
 {
@@ -104,7 +96,7 @@ static int pair_place(const struct corun_snapshot *snap, struct corun_plan *plan
  * under the cap, after the first plan, which is applied whole. */
 static int later_pair_place(const struct corun_snapshot *snap, struct corun_plan *plan)
 {
-    return snap->round ? pair_place(snap, plan) : spread_place(snap, plan);
+    return snap->round ? pair_place(snap, plan) : fake_even_place(snap, plan);
 }
 
 /* The speed-passing world: tasks 0 and 1 on core 0 (CPUs 0 and 1), the
@@ -120,7 +112,8 @@ static int pass_place(const struct corun_snapshot *snap, struct corun_plan *plan
     return 0;
 }
 
-static const struct corun_policy spread_pol = {.name = "spread-script", .place = spread_place};
+/* The warm-up: task i alone on core i. */
+static const struct corun_policy spread_pol = {.name = "spread-script", .place = fake_even_place};
 static const struct corun_policy pass_pol = {.name = "pass-script", .place = pass_place};
 static const struct corun_policy pair_pol = {.name = "pair-script", .place = pair_place};
 static const struct corun_policy later_pair_pol = {.name = "later-pair-script",

@@ -49,14 +49,7 @@ static int fake_wait(void *ctx, uint64_t t)
     return 0;
 }
 
-/* Task i on core i's even thread, or its odd one. */
-static int even_place(const struct corun_snapshot *snap, struct corun_plan *plan)
-{
-    for (unsigned k = 0; k < snap->ntasks; k++)
-        plan->cpu[k] = (int)(2 * snap->tasks[k].id);
-    return 0;
-}
-
+/* Task i on core i's odd thread (its even one: fake_even_place()). */
 static int odd_place(const struct corun_snapshot *snap, struct corun_plan *plan)
 {
     for (unsigned k = 0; k < snap->ntasks; k++)
@@ -73,7 +66,7 @@ static int other_node_place(const struct corun_snapshot *snap, struct corun_plan
     return 0;
 }
 
-static const struct corun_policy even_pol = {.name = "even-script", .place = even_place};
+static const struct corun_policy even_pol = {.name = "even-script", .place = fake_even_place};
 static const struct corun_policy odd_pol = {.name = "odd-script", .place = odd_place};
 static const struct corun_policy other_node_pol = {.name = "other-node-script",
                                                    .place = other_node_place};
@@ -216,53 +209,46 @@ static void test_second_no_gain(void **state)
     assert_int_equal(st.reverted, 1);
 }
 
-/* Not tried: past the caller's cap, when the caller said none, and under a
- * policy other than corun's with none given. Everything stays on the slow
- * threads. */
-static void test_second_not_tried(void **state)
+/* Runs from the slow threads with @second, under @max_moves and
+ * @no_second, and asserts that no second opinion was tried: every task
+ * still on its slow thread, none moved. */
+static void assert_not_tried(const struct corun_policy *second, unsigned max_moves, bool no_second)
 {
     struct corun_engine_stats st;
 
-    reset_world(1);
-    run_engine(&odd_pol, &even_pol, NT - 1, false, &st);
-    assert_int_equal(st.second_tried, 0);
-    assert_on(1);
-    reset_world(1);
-    run_engine(&odd_pol, &even_pol, 0, true, &st);
-    assert_int_equal(st.second_tried, 0);
-    assert_on(1);
-    reset_world(1);
-    run_engine(&odd_pol, NULL, 0, false, &st);
+    run_engine(&odd_pol, second, max_moves, no_second, &st);
     assert_int_equal(st.second_tried, 0);
     assert_on(1);
     assert_int_equal(W.moves, 0);
+}
+
+/* Not tried: past the caller's cap, when the caller said none, and under a
+ * policy other than corun's with none given. */
+static void test_second_not_tried(void **state)
+{
+    reset_world(1);
+    assert_not_tried(&even_pol, NT - 1, false);
+    reset_world(1);
+    assert_not_tried(&even_pol, 0, true);
+    reset_world(1);
+    assert_not_tried(NULL, 0, false);
 }
 
 /* Without instruction counts (a sensor like the proc one, no PMU) nothing
  * could judge it, and it would be kept unmeasured: not tried. */
 static void test_second_not_unmeasured(void **state)
 {
-    struct corun_engine_stats st;
-
     reset_world(1);
     W.no_instr = true;
-    run_engine(&odd_pol, &even_pol, 0, false, &st);
-    assert_int_equal(st.second_tried, 0);
-    assert_on(1);
-    assert_int_equal(W.moves, 0);
+    assert_not_tried(&even_pol, 0, false);
 }
 
 /* A second plan that moves tasks to another NUMA node is not tried, though
  * it would measure twice the rate. */
 static void test_second_not_across_nodes(void **state)
 {
-    struct corun_engine_stats st;
-
     reset_world(1);
-    run_engine(&odd_pol, &other_node_pol, 0, false, &st);
-    assert_int_equal(st.second_tried, 0);
-    assert_on(1);
-    assert_int_equal(W.moves, 0);
+    assert_not_tried(&other_node_pol, 0, false);
 }
 
 int main(void)

@@ -158,6 +158,15 @@ static inline int fake_pins_restore(void *st, pid_t target)
 static const struct corun_act_ops fake_pins_act __attribute__((unused)) = {
     .name = "fake", .apply = fake_pins_apply, .restore = fake_pins_restore};
 
+/* A scripted placement: task id i on CPU 2i, the first thread of core i
+ * on a machine of two threads a core. */
+static inline int fake_even_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    for (unsigned k = 0; k < snap->ntasks; k++)
+        plan->cpu[k] = (int)(2 * snap->tasks[k].id);
+    return 0;
+}
+
 /* Adds @n tasks hinted sheep to @e, task i with target and id i, where the
  * kernel runs it: @cpu[i]. */
 static inline void fake_add_sheep(struct corun_engine *e, const int *cpu, unsigned n)
