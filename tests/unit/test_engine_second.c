@@ -2,14 +2,16 @@
  * test_engine_second.c — a second opinion: once the policy's plans have
  * settled, a second policy's plan that the predictor cannot tell from the
  * placement is tried, kept when the counters measure a gain and taken back
- * when they measure a loss; never across NUMA nodes, never past a caller's
- * cap, and once per set of tasks.
+ * when they measure a loss; never across NUMA nodes (like tasks traded
+ * first), never past a caller's cap, and once per set of tasks.
  *
  * The world: eight SMT2 cores, eight tasks, one a core. The odd CPUs (each
  * core's second thread) run at half speed, which nothing in the topology
  * says: the predictor rates a task alone on its core the same on either
  * thread. The policy and the second policy are scripted: one keeps every
- * task on its core's even thread, the other on its odd one.
+ * task on its core's even thread, the other on its odd one. The tasks are
+ * like ones (sheep) unless a test makes some compute-bound: the second
+ * plan's like tasks are traded to keep them where they run.
  */
 #include "testutil.h"
 
@@ -29,6 +31,7 @@ static struct {
     unsigned moves;              /* moves applied from a pinned CPU, undoes included */
     double odd_rate;             /* IPC on an odd CPU */
     bool no_instr;               /* no instruction counts (no PMU) */
+    unsigned unlike_from;        /* tasks from this index on compute-bound; 0 none */
 } W;
 
 static uint64_t fake_now(void *ctx)
@@ -143,6 +146,8 @@ static void run_engine(const struct corun_policy *pol, const struct corun_policy
 
     assert_int_equal(corun_engine_new(&o, &e), 0);
     fake_add_sheep(e, W.pinned, NT);
+    for (unsigned i = W.unlike_from; W.unlike_from && i < NT; i++)
+        assert_int_equal(corun_engine_set_hint(e, i, CORUN_CLASS_COMPUTE), 0);
     assert_int_equal(corun_engine_run(e, 5000000000ull, NULL), 0);
     corun_engine_stats(e, st);
     print_message("%s / %s, cap %u: moves %u, plans %lu, trials %lu, reverted %lu, held %lu, "
@@ -161,21 +166,29 @@ static void assert_on(unsigned first)
         assert_int_equal(W.pinned[i], (int)(first + 2 * i));
 }
 
+/* Runs from the slow threads with @second and asserts that its plan was
+ * tried once and kept: every task on its core's fast thread, one move
+ * each, nothing taken back. */
+static void assert_kept(const struct corun_policy *second)
+{
+    struct corun_engine_stats st;
+
+    reset_world(1);
+    run_engine(&odd_pol, second, 0, false, &st);
+    assert_on(0);
+    assert_int_equal(st.second_tried, 1);
+    assert_int_equal(st.second_kept, 1);
+    assert_int_equal(st.reverted, 0);
+    assert_int_equal(W.moves, NT);
+}
+
 /* The policy keeps the tasks on the slow threads; the second opinion, rated
  * the same, is tried once the plans have settled, measures twice the rate
  * and is kept. The policy's plans after it, back to the slow threads, are
  * predicted to gain nothing and are not applied. */
 static void test_second_kept(void **state)
 {
-    struct corun_engine_stats st;
-
-    reset_world(1);
-    run_engine(&odd_pol, &even_pol, 0, false, &st);
-    assert_on(0);
-    assert_int_equal(st.second_tried, 1);
-    assert_int_equal(st.second_kept, 1);
-    assert_int_equal(st.reverted, 0);
-    assert_int_equal(W.moves, NT);
+    assert_kept(&even_pol);
 }
 
 /* The other way round: the second opinion halves every rate, is taken back
@@ -244,11 +257,21 @@ static void test_second_not_unmeasured(void **state)
 }
 
 /* A second plan that moves tasks to another NUMA node is not tried, though
- * it would measure twice the rate. */
+ * it would measure twice the rate: here the tasks of the second node are
+ * compute-bound, so no trade of like tasks keeps them on their node. */
 static void test_second_not_across_nodes(void **state)
 {
     reset_world(1);
+    W.unlike_from = NT / 2;
     assert_not_tried(&other_node_pol, 0, false);
+}
+
+/* The same plan with like tasks: traded, each task takes the even thread
+ * of its own core, none crosses a node, and the trial measures twice the
+ * rate and is kept. */
+static void test_second_like_traded(void **state)
+{
+    assert_kept(&other_node_pol);
 }
 
 int main(void)
@@ -260,6 +283,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_second_not_tried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_not_unmeasured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_not_across_nodes, setup_nodes, teardown),
+        cmocka_unit_test_setup_teardown(test_second_like_traded, setup_nodes, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
