@@ -8,7 +8,8 @@
  * which the simulator has 0.35% below it. Where two plans are rated
  * that close, the counters can tell them apart and the model cannot. So,
  * once the policy's plans have settled (from the SECOND_AFTER-th plan on, a
- * plan that moves no task, every task pinned, no trial running), the
+ * plan that moves no task or that the doubt a change left holds back,
+ * every task pinned, no trial running), the
  * second policy (DI's plan, by default under the corun policy: a
  * different model of the same profiles) is asked for the same snapshot,
  * and its plan is tried when it is predicted within SECOND_WITHIN of the
@@ -202,8 +203,10 @@ out_free:
 
 /* Whether a second opinion may be asked now, given the policy's plan
  * @want for the tasks of @snap (engine index @live[k], running on
- * @cur[k]): the plans have settled. Not where it could not be judged (no
- * outcome check, a task without instruction counts) or would be applied
+ * @cur[k]): the plans have settled, the policy's moving no task or held
+ * back by the doubt a change left (predicted to gain less than it, as
+ * engine-apply.c judges it). Not where it could not be judged (no outcome
+ * check, a task without instruction counts) or would be applied
  * piecemeal (per-task hysteresis), nor where the caller prices a move
  * above the default: the default stands for the noise in the predictor
  * (docs/internals/engine.md), a higher price for what moving costs the
@@ -211,6 +214,8 @@ out_free:
 static bool due(const struct corun_engine *e, const struct corun_snapshot *snap,
                 const unsigned *live, const int *cur, const int *want)
 {
+    bool moves = false;
+
     if (e->second != SECOND_DUE || e->round < SECOND_AFTER || e->trial || e->o.no_outcome_check ||
         e->o.confirm > 1 || e->o.min_dwell || e->o.move_cost > MOVE_COST_DEFAULT || !snap->ntasks)
         return false;
@@ -219,10 +224,13 @@ static bool due(const struct corun_engine *e, const struct corun_snapshot *snap,
 
         /* A task without an instruction rate (no PMU: the proc sensor)
          * would leave the trial unmeasured, and kept. */
-        if (want[k] != cur[k] || t->cpu < 0 || t->refused || !(t->best_rate > 0))
+        if (cur[k] < 0 || want[k] < 0 || t->cpu < 0 || t->refused || !(t->best_rate > 0))
             return false;
+        moves |= want[k] != cur[k];
     }
-    return true;
+    return !moves || (e->doubt > 0 && corun_policy_predict(snap, want, NULL) -
+                                              corun_policy_predict(snap, cur, NULL) <
+                                          e->doubt);
 }
 
 /*

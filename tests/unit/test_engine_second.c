@@ -10,8 +10,7 @@
  * says: the predictor rates a task alone on its core the same on either
  * thread. The policy and the second policy are scripted: one keeps every
  * task on its core's even thread, the other on its odd one. The tasks are
- * like ones (sheep) unless a test makes some compute-bound: the second
- * plan's like tasks are traded to keep them where they run.
+ * like ones (sheep) unless a test makes some compute-bound.
  */
 #include "testutil.h"
 
@@ -31,7 +30,7 @@ static struct {
     unsigned moves;              /* moves applied from a pinned CPU, undoes included */
     double odd_rate;             /* IPC on an odd CPU */
     bool no_instr;               /* no instruction counts (no PMU) */
-    unsigned unlike_from;        /* tasks from this index on compute-bound; 0 none */
+    unsigned compute_from;       /* tasks from this index on compute-bound (NT: none) */
 } W;
 
 static uint64_t fake_now(void *ctx)
@@ -91,6 +90,7 @@ static void reset_world(unsigned first)
     W.pins = (struct fake_pins){.topo = W.topo, .pinned = W.pinned};
     W.now = 1000;
     W.odd_rate = 0.5;
+    W.compute_from = NT;
     for (unsigned i = 0; i < NT; i++)
         W.pinned[i] = (int)(first + 2 * i);
 }
@@ -146,7 +146,7 @@ static void run_engine(const struct corun_policy *pol, const struct corun_policy
 
     assert_int_equal(corun_engine_new(&o, &e), 0);
     fake_add_sheep(e, W.pinned, NT);
-    for (unsigned i = W.unlike_from; W.unlike_from && i < NT; i++)
+    for (unsigned i = W.compute_from; i < NT; i++)
         assert_int_equal(corun_engine_set_hint(e, i, CORUN_CLASS_COMPUTE), 0);
     assert_int_equal(corun_engine_run(e, 5000000000ull, NULL), 0);
     corun_engine_stats(e, st);
@@ -222,6 +222,61 @@ static void test_second_no_gain(void **state)
     assert_int_equal(st.reverted, 1);
 }
 
+/* Where the doubt test's tasks start (two on core 0, none on core 1), where
+ * its policy plans task 0 after its first plan, and where its second
+ * opinion puts task 1. */
+static const int doubt_start[NT] = {1, 0, 5, 7, 9, 11, 13, 15};
+
+static int doubt_place(const struct corun_snapshot *snap, struct corun_plan *plan, unsigned task,
+                       int cpu)
+{
+    for (unsigned k = 0; k < snap->ntasks; k++)
+        plan->cpu[k] = snap->tasks[k].id == task ? cpu : doubt_start[snap->tasks[k].id];
+    return 0;
+}
+
+/* Task 0 to core 1's even thread, after a first plan that pins every task
+ * where it runs. */
+static int task0_even_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    return doubt_place(snap, plan, 0, snap->round ? 2 : 1);
+}
+
+/* Task 1 to core 1's odd thread. */
+static int task1_odd_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    return doubt_place(snap, plan, 1, 3);
+}
+
+static const struct corun_policy task0_pol = {.name = "task0-even-script",
+                                              .place = task0_even_place};
+static const struct corun_policy task1_pol = {.name = "task1-odd-script", .place = task1_odd_place};
+
+/* Plans the doubt holds back have settled too. The tasks are compute-bound,
+ * two of them on core 0, and the odd threads are the fast ones. The policy
+ * pins every task where it runs, then moves task 0 off core 0 to the even
+ * thread of the idle core 1: predicted to gain (no core shared), measured
+ * at half the rate, taken back. The doubt that leaves holds the same plan
+ * back every round after, and the second opinion is asked: task 1 to core
+ * 1's odd thread, predicted the same gain, measured at twice the rate,
+ * kept. */
+static void test_second_when_doubted(void **state)
+{
+    struct corun_engine_stats st;
+
+    reset_world(1);
+    W.odd_rate = 2.0;
+    W.compute_from = 0;
+    memcpy(W.pinned, doubt_start, sizeof(doubt_start));
+    run_engine(&task0_pol, &task1_pol, 0, false, &st);
+    assert_true(st.doubted > 0);
+    assert_int_equal(st.reverted, 1);
+    assert_int_equal(st.second_tried, 1);
+    assert_int_equal(st.second_kept, 1);
+    assert_int_equal(W.pinned[0], 1);
+    assert_int_equal(W.pinned[1], 3);
+}
+
 /* Runs from the slow threads with @second, under @max_moves and
  * @no_second, and asserts that no second opinion was tried: every task
  * still on its slow thread, none moved. */
@@ -262,7 +317,7 @@ static void test_second_not_unmeasured(void **state)
 static void test_second_not_across_nodes(void **state)
 {
     reset_world(1);
-    W.unlike_from = NT / 2;
+    W.compute_from = NT / 2;
     assert_not_tried(&other_node_pol, 0, false);
 }
 
@@ -280,6 +335,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_second_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_taken_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_no_gain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_second_when_doubted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_not_tried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_not_unmeasured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_not_across_nodes, setup_nodes, teardown),
