@@ -56,6 +56,9 @@
  * (docs/internals/engine.md, "A second opinion"). */
 #define SECOND_AFTER  6
 #define SECOND_WITHIN 0.005
+/* ... and when it moves at most this many tasks to another NUMA node, once
+ * like tasks are traded (engine-second.c). */
+#define SECOND_ACROSS 1
 
 /* The doubt a taken-back change leaves (what it fell short of its
  * prediction, in summed relative speed) shrinks by this factor per

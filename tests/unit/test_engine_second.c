@@ -2,8 +2,9 @@
  * test_engine_second.c — a second opinion: once the policy's plans have
  * settled, a second policy's plan that the predictor cannot tell from the
  * placement is tried, kept when the counters measure a gain and taken back
- * when they measure a loss; never across NUMA nodes (like tasks traded
- * first), never past a caller's cap, and once per set of tasks.
+ * when they measure a loss; at most one task moved across NUMA nodes (like
+ * tasks traded first), never past a caller's cap, and once per set of
+ * tasks.
  *
  * The world: eight SMT2 cores, eight tasks, one a core. The odd CPUs (each
  * core's second thread) run at half speed, which nothing in the topology
@@ -68,10 +69,22 @@ static int other_node_place(const struct corun_snapshot *snap, struct corun_plan
     return 0;
 }
 
+/* Every task where it runs (task i on CPU 2i + 1) but task 0, on the even
+ * thread of the first core of the second node of "pack:2 [numa] core:8
+ * pu:2" (CPU 16). */
+static int task0_across_place(const struct corun_snapshot *snap, struct corun_plan *plan)
+{
+    for (unsigned k = 0; k < snap->ntasks; k++)
+        plan->cpu[k] = snap->tasks[k].id ? (int)(2 * snap->tasks[k].id + 1) : 16;
+    return 0;
+}
+
 static const struct corun_policy even_pol = {.name = "even-script", .place = fake_even_place};
 static const struct corun_policy odd_pol = {.name = "odd-script", .place = odd_place};
 static const struct corun_policy other_node_pol = {.name = "other-node-script",
                                                    .place = other_node_place};
+static const struct corun_policy task0_across_pol = {.name = "task0-across-script",
+                                                     .place = task0_across_place};
 
 static void on_event(void *ctx, const struct corun_engine_event *ev)
 {
@@ -113,6 +126,13 @@ static int setup(void **state)
 static int setup_nodes(void **state)
 {
     return load("pack:2 [numa] core:4 pu:2");
+}
+
+/* Two packages of eight cores, a NUMA node each: the tasks, one a core,
+ * all on the first. */
+static int setup_big_nodes(void **state)
+{
+    return load("pack:2 [numa] core:8 pu:2");
 }
 
 static int teardown(void **state)
@@ -311,14 +331,30 @@ static void test_second_not_unmeasured(void **state)
     assert_not_tried(&even_pol, 0, false);
 }
 
-/* A second plan that moves tasks to another NUMA node is not tried, though
- * it would measure twice the rate: here the tasks of the second node are
- * compute-bound, so no trade of like tasks keeps them on their node. */
+/* A second plan that moves more than one task to another NUMA node is not
+ * tried, though it would measure twice the rate: here the tasks of the
+ * second node are compute-bound, so no trade of like tasks keeps them on
+ * their node, and all eight cross. */
 static void test_second_not_across_nodes(void **state)
 {
     reset_world(1);
     W.compute_from = NT / 2;
     assert_not_tried(&other_node_pol, 0, false);
+}
+
+/* One task moved to another node is a change, not a relabelling: tried,
+ * it measures twice that task's rate and is kept. */
+static void test_second_one_across(void **state)
+{
+    struct corun_engine_stats st;
+
+    reset_world(1);
+    run_engine(&odd_pol, &task0_across_pol, 0, false, &st);
+    assert_int_equal(st.second_tried, 1);
+    assert_int_equal(st.second_kept, 1);
+    assert_int_equal(W.pinned[0], 16);
+    for (unsigned i = 1; i < NT; i++)
+        assert_int_equal(W.pinned[i], (int)(2 * i + 1));
 }
 
 /* The same plan with like tasks: traded, each task takes the even thread
@@ -340,6 +376,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_second_not_unmeasured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_not_across_nodes, setup_nodes, teardown),
         cmocka_unit_test_setup_teardown(test_second_like_traded, setup_nodes, teardown),
+        cmocka_unit_test_setup_teardown(test_second_one_across, setup_big_nodes, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
