@@ -591,7 +591,7 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
     struct corun_plan plan;
     unsigned m = 0, moves = 0;
     bool all_pinned = true, any_pinned = false, unpins = false, known, second;
-    double gain, *sp = NULL; /* predicted speeds where the tasks run */
+    double gain, base, *sp = NULL; /* base: predicted STP where the tasks run, sp: speeds */
     int err = -ENOMEM;
 
     if (e->trial && corun__engine_trial_judge(e, now) != CORUN__KEEP)
@@ -662,7 +662,7 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
         err = corun_policy_check_plan(&pc.snap, &plan);
     if (err)
         goto out_free;
-    second = corun__engine_second(e, &pc.snap, pc.live, pc.cur, pc.want, &gain);
+    second = corun__engine_second(e, &pc.snap, pc.live, pc.cur, pc.want, false, NAN, &gain);
     if (e->o.predict)
         keep_prediction(e, &pc, m);
     moves = hold_back(e, &pc, m, now);
@@ -684,11 +684,9 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
     known = !unpins;
     for (unsigned k = 0; k < m; k++)
         known &= pc.cur[k] >= 0;
-    gain = NAN;
+    gain = base = NAN;
     if (known || (any_pinned && all_pinned && !unpins)) {
         /* The speeds where the tasks run come with it (weigh_trial()). */
-        double base;
-
         sp = calloc(m, sizeof(*sp));
         base = corun_policy_predict(&pc.snap, pc.cur, sp);
         if (!(base >= 0)) {
@@ -702,6 +700,14 @@ int corun__engine_place(struct corun_engine *e, uint64_t now)
         for (unsigned k = 0; k < m; k++)
             if (pc.want[k] != pc.cur[k])
                 e->tasks[pc.live[k]].state = CORUN_ENGINE_HELD;
+        /* The placement stays: the policy has settled as much as with a
+         * plan that moves nothing (engine-second.c). */
+        if (corun__engine_second(e, &pc.snap, pc.live, pc.cur, pc.want, true, base, &gain)) {
+            moves = 0;
+            for (unsigned k = 0; k < m; k++)
+                moves += pc.want[k] != pc.cur[k];
+            apply_second(e, &pc, m, moves, gain, now);
+        }
         goto out_free;
     }
     e->tr_gain = known ? gain : NAN;

@@ -32,6 +32,7 @@ void corun__engine_world_changed(struct corun_engine *e, uint64_t now)
         e->tasks[i].nrate = 0;
     e->doubt = 0; /* it was about other tasks */
     e->second = SECOND_DUE; /* a second opinion may be asked of them */
+    e->second_gap = e->second_wait = 0;
     trial_end(e);
     e->changed_ns = now;
 }

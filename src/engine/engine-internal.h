@@ -132,6 +132,7 @@ struct corun_engine {
     double tr_gain;      /* predicted gain of the change being measured, NaN unknown */
     bool tr_first;       /* that change is the first plan */
     enum second_state second; /* the second opinion, for this set of tasks */
+    unsigned second_gap, second_wait; /* settled plans between asks, and left */
     double doubt;        /* predicted gain a change must beat: what the last one taken
                             back fell short of its prediction, decaying; 0 none */
     bool mem_follows;    /* memory is moved with its task (opts.no_mem_follow) */
@@ -151,7 +152,8 @@ int corun__engine_place(struct corun_engine *e, uint64_t now);
 
 /* engine-second.c */
 bool corun__engine_second(struct corun_engine *e, const struct corun_snapshot *snap,
-                          const unsigned *live, const int *cur, int *want, double *gain);
+                          const unsigned *live, const int *cur, int *want, bool held, double base,
+                          double *gain);
 
 /* engine-check.c */
 void corun__engine_world_changed(struct corun_engine *e, uint64_t now);

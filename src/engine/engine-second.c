@@ -208,16 +208,16 @@ out_free:
 
 /* Whether a second opinion may be asked now, given the policy's plan
  * @want for the tasks of @snap (engine index @live[k], running on
- * @cur[k]): the plans have settled, the policy's moving no task or held
- * back by the doubt a change left (predicted to gain less than it, as
- * engine-apply.c judges it). Not where it could not be judged (no outcome
- * check, a task without instruction counts) or would be applied
+ * @cur[k]): the plans have settled, the policy's moving no task or, with
+ * @held, held back by the doubt a change left (engine-apply.c's verdict:
+ * predicted to gain less than it). Not where it could not be judged (no
+ * outcome check, a task without instruction counts) or would be applied
  * piecemeal (per-task hysteresis), nor where the caller prices a move
  * above the default: the default stands for the noise in the predictor
  * (docs/internals/engine.md), a higher price for what moving costs the
  * caller, and a second opinion is predicted to pay nothing. */
 static bool due(const struct corun_engine *e, const struct corun_snapshot *snap,
-                const unsigned *live, const int *cur, const int *want)
+                const unsigned *live, const int *cur, const int *want, bool held)
 {
     bool moves = false;
 
@@ -233,23 +233,24 @@ static bool due(const struct corun_engine *e, const struct corun_snapshot *snap,
             return false;
         moves |= want[k] != cur[k];
     }
-    return !moves || (e->doubt > 0 && corun_policy_predict(snap, want, NULL) -
-                                              corun_policy_predict(snap, cur, NULL) <
-                                          e->doubt);
+    return !moves || held;
 }
 
 /*
- * Called with the policy's plan @want for @snap: when a second opinion is
- * due and the second policy's plan qualifies (above), it replaces @want,
+ * Called with the policy's plan @want for @snap, with @held when the doubt
+ * held it back and @base the current placement's predicted STP where the
+ * caller has it (NaN: predicted here): when a second opinion is due and
+ * the second policy's plan qualifies (above), it replaces @want,
  * *@gain is its predicted gain over @cur (negative, or a little above
  * zero), the state is SECOND_TRIAL and true is returned; the caller
- * applies it whole as a trial judged on the long window. Asked at every
- * settled plan until one qualifies (the profiles go on learning), then
- * not again for this set of tasks. False otherwise (also on -ENOMEM:
- * nothing is lost by not asking).
+ * applies it whole as a trial judged on the long window. Asked at settled
+ * plans, after 1, 2, 4... of them, until one qualifies (the profiles go
+ * on learning), then not again for this set of tasks. False otherwise
+ * (also on -ENOMEM: nothing is lost by not asking).
  */
 bool corun__engine_second(struct corun_engine *e, const struct corun_snapshot *snap,
-                          const unsigned *live, const int *cur, int *want, double *gain)
+                          const unsigned *live, const int *cur, int *want, bool held, double base,
+                          double *gain)
 {
     const struct corun_policy *pol = second_policy(e);
     unsigned m = snap->ntasks, moves = 0, across = 0;
@@ -257,8 +258,18 @@ bool corun__engine_second(struct corun_engine *e, const struct corun_snapshot *s
     double now, then;
     bool ok = true;
 
-    if (!pol || !due(e, snap, live, cur, want))
+    if (!pol || !due(e, snap, live, cur, want, held))
         return false;
+    /* Asked again after 1, 2, 4... settled plans: a policy held back by
+     * its doubt settles every plan, and DI's plan with a prediction or two
+     * on 2048 tasks cost the median planning step half again
+     * (bench/engine-scale). */
+    if (e->second_wait) {
+        e->second_wait--;
+        return false;
+    }
+    e->second_gap = e->second_gap ? 2 * e->second_gap : 1;
+    e->second_wait = e->second_gap;
     plan.cpu = malloc(m * sizeof(*plan.cpu));
     if (!plan.cpu)
         return false;
@@ -276,7 +287,7 @@ bool corun__engine_second(struct corun_engine *e, const struct corun_snapshot *s
     /* A caller's cap holds for every plan. */
     if (!ok || !moves || across > SECOND_ACROSS || (e->o.max_moves && moves > e->o.max_moves))
         goto out_free;
-    now = corun_policy_predict(snap, cur, NULL);
+    now = base >= 0 ? base : corun_policy_predict(snap, cur, NULL);
     then = corun_policy_predict(snap, plan.cpu, NULL);
     if (!(now > 0) || !(then >= now * (1 - SECOND_WITHIN)))
         goto out_free;
