@@ -244,8 +244,8 @@ static bool due(const struct corun_engine *e, const struct corun_snapshot *snap,
  * *@gain is its predicted gain over @cur (negative, or a little above
  * zero), the state is SECOND_TRIAL and true is returned; the caller
  * applies it whole as a trial judged on the long window. Asked at settled
- * plans, after 1, 2, 4... of them, until one qualifies (the profiles go
- * on learning), then not again for this set of tasks. False otherwise
+ * plans, after 1, 2, 4... (at most 64) of them, until one qualifies (the
+ * profiles go on learning), then not again for this set of tasks. False otherwise
  * (also on -ENOMEM: nothing is lost by not asking).
  */
 bool corun__engine_second(struct corun_engine *e, const struct corun_snapshot *snap,
@@ -260,7 +260,8 @@ bool corun__engine_second(struct corun_engine *e, const struct corun_snapshot *s
 
     if (!pol || !due(e, snap, live, cur, want, held))
         return false;
-    /* Asked again after 1, 2, 4... settled plans: a policy held back by
+    /* Asked again after 1, 2, 4... settled plans, at most CHECK_HOLD_MAX
+     * (the profiles go on learning in a long run): a policy held back by
      * its doubt settles every plan, and DI's plan with a prediction or two
      * on 2048 tasks cost the median planning step half again
      * (bench/engine-scale). */
@@ -268,7 +269,9 @@ bool corun__engine_second(struct corun_engine *e, const struct corun_snapshot *s
         e->second_wait--;
         return false;
     }
-    e->second_gap = e->second_gap ? 2 * e->second_gap : 1;
+    e->second_gap = !e->second_gap                       ? 1
+                    : 2 * e->second_gap < CHECK_HOLD_MAX ? 2 * e->second_gap
+                                                         : CHECK_HOLD_MAX;
     e->second_wait = e->second_gap;
     plan.cpu = malloc(m * sizeof(*plan.cpu));
     if (!plan.cpu)
