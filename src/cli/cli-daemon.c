@@ -336,6 +336,11 @@ static int serve(struct corun_daemon_config *cfg, const struct config_src *src, 
     err = corun_daemon_restore_all(d);
     if (err)
         cli_error("daemon", "restoring: %s", corun_strerror(err));
+    /* What the file says is over (managed processes, placed CPUs): a
+     * textfile collector would go on exporting it as current. Gone, its
+     * series go stale, as a stopped exporter's do. */
+    if (cfg->metrics_path && unlink(cfg->metrics_path) < 0 && errno != ENOENT)
+        cli_error("daemon", "metrics %s: %s", cfg->metrics_path, strerror(errno));
     rc = err ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 out_ctl:
     corun_ctl_close(srv);

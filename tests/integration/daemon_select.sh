@@ -1,7 +1,7 @@
 # corun daemon on real processes chosen by --comm: `corun status --json`
 # lists them, picks up processes started later, forgets those that exit,
 # takes --min-cpu into account, writes the metrics file, and SIGTERM ends it
-# cleanly with its socket removed.
+# cleanly with its socket and metrics file removed.
 . "$(dirname "$0")/daemon-lib.bash"
 
 prog "${tag}s"
@@ -39,6 +39,8 @@ ls "$tmp"/corun.prom.tmp.* > /dev/null 2>&1 && fail "a temporary metrics file wa
 stop_daemon TERM
 expect_eq "daemon exit on SIGTERM" "$drc" 0
 [[ -e $sock ]] && fail "socket $sock left behind" || ok
+# Its figures end with it: a textfile collector must not export them on.
+[[ -e $tmp/corun.prom ]] && fail "metrics file left behind" || ok
 
 # --min-cpu: among our programs, only the busy one uses the CPU.
 prog "${tag}b" busy
