@@ -108,7 +108,9 @@ void corun_sim_machine_defaults(const struct corun_topo *topo, struct corun_sim_
     unsigned nnuma = in->ndomains[CORUN_LEVEL_NUMA] ? in->ndomains[CORUN_LEVEL_NUMA] : 1;
     unsigned npkg = in->ndomains[CORUN_LEVEL_PACKAGE] ? in->ndomains[CORUN_LEVEL_PACKAGE] : 1;
     bool intel = !strcmp(in->cpu_vendor, "GenuineIntel");
-    bool amd = !strcmp(in->cpu_vendor, "AuthenticAMD");
+    /* Hygon's Dhyana is AMD's Zen under licence (as platform-freq.c reads
+     * it): AMD's boost and miss buffers. */
+    bool amd = !strcmp(in->cpu_vendor, "AuthenticAMD") || !strcmp(in->cpu_vendor, "HygonGenuine");
     double cores_per_node = (double)ncores / nnuma, l3 = largest_cache_mb(topo, CORUN_LEVEL_L3);
     double max_ghz = 0, base_ghz = 0;
 

@@ -9,8 +9,10 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "corun/sim.h"
 
@@ -972,6 +974,58 @@ static void test_fixture_machines(void **state)
     corun_sim_workload_free(w);
 }
 
+/*
+ * A Hygon machine (vendor HygonGenuine: AMD's Zen under licence) gets the
+ * AMD defaults: the 2x EPYC 7451 fixture, its vendor and model renamed to
+ * a Hygon C86 7185's, runs on what the EPYC gets but for the origin line,
+ * which names the vendor. Before, it got the unknown vendor's flat clock.
+ */
+static void test_hygon_defaults(void **state)
+{
+    struct corun_topo *amd = fixture_topo("AMD-17h-Zen-2xEpyc-7451.xml"), *hy = NULL;
+    struct corun_topo_opts o = {.source = CORUN_TOPO_XML};
+    struct corun_sim_machine ma, mh;
+    char path[] = "/tmp/corun-hygon-XXXXXX", *buf, *p;
+    FILE *f = fopen(fixture("topologies/AMD-17h-Zen-2xEpyc-7451.xml"), "r");
+    long n;
+    int fd;
+
+    (void)state;
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n > 0);
+    rewind(f);
+    buf = calloc((size_t)n + 1, 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    /* Same lengths: the file keeps its layout. */
+    for (p = buf; (p = strstr(p, "\"AuthenticAMD\"")); p++)
+        memcpy(p + 1, "HygonGenuine", 12);
+    for (p = buf; (p = strstr(p, "AMD EPYC 7451 24-Core")); p++)
+        memcpy(p, "Hygon C86 7185 32-co", 20);
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, (size_t)n), n);
+    close(fd);
+    free(buf);
+    o.input = path;
+    assert_int_equal(corun_topo_load(&o, &hy), 0);
+    unlink(path);
+    assert_string_equal(corun_topo_info(hy)->cpu_vendor, "HygonGenuine");
+    corun_sim_machine_defaults(amd, &ma);
+    corun_sim_machine_defaults(hy, &mh);
+    assert_int_equal(mh.turbo, CORUN_SIM_TURBO_LINEAR);
+    assert_int_equal(mh.turbo, ma.turbo);
+    assert_true(mh.base_ghz == ma.base_ghz && mh.turbo1_ghz == ma.turbo1_ghz &&
+                mh.turbo_all_ghz == ma.turbo_all_ghz && mh.mlp_core == ma.mlp_core &&
+                mh.bmax_gbps == ma.bmax_gbps && mh.l3_mb == ma.l3_mb);
+    assert_non_null(strstr(mh.origin, "HygonGenuine"));
+    corun_topo_free(amd);
+    corun_topo_free(hy);
+}
+
 /* Hybrid: a task runs slower on an E-core (the fixture gives no capacity:
  * the simulator's default for the less efficient kind applies). */
 static void test_hybrid(void **state)
@@ -1088,6 +1142,7 @@ int main(void)
         cmocka_unit_test(test_move_memory),
         cmocka_unit_test(test_sense_act),
         cmocka_unit_test(test_fixture_machines),
+        cmocka_unit_test(test_hygon_defaults),
         cmocka_unit_test(test_api_errors),
         cmocka_unit_test(test_run_policy),
         cmocka_unit_test(test_hybrid),
