@@ -59,7 +59,12 @@ struct corun_procsel_opts {
     unsigned recheck_scans; /* judge a known process in full every this
                              * many scans (name, uid, cgroup); 0 = 30 */
     /* True when @allowed, the current mask of (@pid, @start_ticks), is the
-     * one corun set; NULL: never. Called only for processes found pinned. */
+     * one corun set; NULL: never. Called, unless @include_pinned, for each
+     * process that passes the rules and whose mask was read: pinned, and on
+     * the live root ("/") not pinned too, since a mask corun narrowed that
+     * its owner has widened again is no longer pinned, and only the caller
+     * can tell it is not the one it set (a recorded tree's masks do not
+     * follow what corun applied). */
     bool (*is_ours)(void *user, pid_t pid, uint64_t start_ticks,
                     const struct corun_cpuset *allowed);
     void *user;

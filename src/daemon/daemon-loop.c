@@ -458,8 +458,27 @@ static void update_proc(struct managed *m, const struct corun_proc_info *p)
     m->seen = true;
 }
 
+/*
+ * Its owner widened the mask we set (taskset -p with every CPU): selected
+ * again, since a wide mask is not pinned, but the mask is theirs, as a
+ * narrowed one is. It is let go without its mask put back (the actuator's
+ * restore sees the mask is no longer ours and only drops its journal
+ * entry) and stays listed, never placed again while it lives, as one an
+ * administrator released: forgotten, the next scan would select it anew.
+ */
+static void owner_widened(struct corun_daemon *d, struct managed *m)
+{
+    int from = corun__daemon_os_cpu(d, m->placed);
+    int err = corun__daemon_release(d, m, false);
+
+    m->denied = true;
+    snprintf(m->why, sizeof(m->why), "left alone: its owner set its affinity");
+    corun__daemon_record(d, m, from, -1, err, "left alone: its owner set its affinity");
+}
+
 /* Merges this tick's selection into the managed table; processes that left
- * it are given back (when alive) and forgotten. */
+ * it are given back (when alive) and forgotten, and those whose owner
+ * widened the mask we set are let go. */
 static int merge(struct corun_daemon *d, const struct corun_proc_info *sel, size_t nsel)
 {
     for (size_t i = 0; i < d->nprocs; i++)
@@ -481,6 +500,8 @@ static int merge(struct corun_daemon *d, const struct corun_proc_info *sel, size
                 return err;
         }
         update_proc(&d->procs[at], &sel[k]);
+        if (d->procs[at].owner_took_over && d->procs[at].placed >= 0)
+            owner_widened(d, &d->procs[at]);
     }
     for (size_t i = d->nprocs; i-- > 0;) {
         struct managed *m = &d->procs[i];

@@ -78,8 +78,10 @@ void corun__daemon_record(struct corun_daemon *d, const struct managed *m, int f
                 err ? ": " : "", err ? corun_strerror(err) : "");
 }
 
-/* procsel's question: is the narrow mask of this process the one we set? If
- * not, and we had placed it, its owner has taken over. */
+/* procsel's question: is the mask of this process the one we set? If not,
+ * and we had placed it, its owner has taken over: narrowed it to other CPUs
+ * (then it is pinned, and the scan leaves it out) or widened it again (then
+ * it is selected, and merge() in daemon-loop.c lets it go). */
 static bool is_ours(void *user, pid_t pid, uint64_t start_ticks, const struct corun_cpuset *allowed)
 {
     struct corun_daemon *d = user;

@@ -371,6 +371,7 @@ static enum corun_procsel_verdict combine(struct corun_procsel *s, struct tracke
                                           const struct corun_cpuset *allowed)
 {
     struct corun_proc_info *p = &t->info;
+    bool ours;
 
     if (t->base != CORUN_PROCSEL_SELECTED)
         return t->base;
@@ -380,10 +381,15 @@ static enum corun_procsel_verdict combine(struct corun_procsel *s, struct tracke
         if (p->cpu_percent < s->min_cpu_percent)
             return CORUN_PROCSEL_NO_MATCH;
     }
-    if (p->pinned && !s->include_pinned &&
-        !(allowed && s->is_ours && s->is_ours(s->user, p->pid, p->start_ticks, allowed)))
-        return CORUN_PROCSEL_PINNED;
-    return CORUN_PROCSEL_SELECTED;
+    if (s->include_pinned)
+        return CORUN_PROCSEL_SELECTED;
+    /* On the live root, asked of a mask that is not narrow too: one corun
+     * set that its owner has widened is no longer pinned, and only the
+     * caller knows it changed. A recorded tree's masks do not follow what
+     * corun applied. */
+    ours = allowed && s->is_ours && (p->pinned || s->live) &&
+           s->is_ours(s->user, p->pid, p->start_ticks, allowed);
+    return p->pinned && !ours ? CORUN_PROCSEL_PINNED : CORUN_PROCSEL_SELECTED;
 }
 
 /* Whether @allowed is narrower than what the cpuset of key @cgkey allows. */

@@ -1,6 +1,7 @@
 # A user's own pinning is left alone: a process whose affinity its owner
 # narrowed (taskset) is not managed, and its mask is untouched, unless
-# --include-pinned says otherwise.
+# --include-pinned says otherwise; one whose owner widened the mask the
+# daemon set is let go as well.
 . "$(dirname "$0")/daemon-lib.bash"
 if (( $(nproc --all) < 2 )) || ! command -v taskset > /dev/null; then
   echo "SKIP: needs taskset and two CPUs to narrow a mask"; exit 0
@@ -59,4 +60,23 @@ grep -qE "\{\"t\": [0-9.e+]+, \"pid\": $ex, .*\"why\": \"released: no longer sel
   fail "no 'released' record for $ex: $(grep -o "\"pid\": $ex, [^}]*" "$tmp/st" | tail -1)"
 expect_eq "restores_total after the exec" "$(restores)" 1
 stop_daemon TERM
+
+# A placed process whose owner widens its mask again (taskset with every
+# CPU) is let go too, and stays listed but never placed again: its mask is
+# the owner's, now and after the daemon stops.
+prog "${tag}w" busy
+start_daemon --comm "${tag}w"
+spawn_busy "${tag}w"; wide=$last
+wait_for "$wide placed" placed_cpu "$wide"
+all=$(allowed $$)
+taskset -pc "$all" "$wide" > /dev/null || fail "taskset failed"
+widened() { status_json 2>/dev/null | grep -qE "\{\"pid\": $wide, .*\"why\": \"left alone: its owner set its affinity\""; }
+wait_for "$wide let go once its owner widened its mask" widened
+t0=$(ticks); wait_for "two more ticks" ticks_above $((t0 + 1))
+placed_cpu "$wide" && fail "$wide placed again after its owner widened it" || ok
+listed "$wide" && ok || fail "$wide, widened by its owner, is no longer listed"
+expect_eq "widened mask kept" "$(allowed "$wide")" "$all"
+expect_eq "restores_total after the owner widened" "$(restores)" 0
+stop_daemon TERM
+expect_eq "widened mask kept after the daemon stops" "$(allowed "$wide")" "$all"
 finish
