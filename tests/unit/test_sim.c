@@ -3,7 +3,8 @@
  * target of SIMULATOR.md as a band the model must land in, the published
  * orderings, conservation (bandwidth never above b_max, cache shares adding
  * up to capacity), determinism, the sensor and actuator backends, phases,
- * throttling and makespan, and every fixture machine.
+ * throttling and makespan, every fixture machine, and the vendor defaults
+ * a Hygon gets.
  */
 #include "testutil.h"
 
