@@ -458,22 +458,32 @@ static void update_proc(struct managed *m, const struct corun_proc_info *p)
     m->seen = true;
 }
 
-/*
- * Its owner widened the mask we set (taskset -p with every CPU): selected
- * again, since a wide mask is not pinned, but the mask is theirs, as a
- * narrowed one is. It is let go without its mask put back (the actuator's
- * restore sees the mask is no longer ours and only drops its journal
- * entry) and stays listed, never placed again while it lives, as one an
- * administrator released: forgotten, the next scan would select it anew.
- */
-static void owner_widened(struct corun_daemon *d, struct managed *m)
+#define OWNER_WHY "left alone: its owner set its affinity"
+
+/* Its owner set its mask (not us): their choice stands. It is let go
+ * without its mask put back: the actuator's restore sees the mask is no
+ * longer ours and only drops its journal entry. @to: where it runs now,
+ * -1 unknown. */
+static void owner_has_it(struct corun_daemon *d, struct managed *m, int to)
 {
     int from = corun__daemon_os_cpu(d, m->placed);
     int err = corun__daemon_release(d, m, false);
 
+    corun__daemon_record(d, m, from, to, err, OWNER_WHY);
+}
+
+/*
+ * Its owner widened the mask we set (taskset -p with every CPU): selected
+ * again, since a wide mask is not pinned, but the mask is theirs, as a
+ * narrowed one is. Let go, it stays listed, never placed again while it
+ * lives, as one an administrator released: forgotten, the next scan would
+ * select it anew.
+ */
+static void owner_widened(struct corun_daemon *d, struct managed *m)
+{
+    owner_has_it(d, m, -1);
     m->denied = true;
-    snprintf(m->why, sizeof(m->why), "left alone: its owner set its affinity");
-    corun__daemon_record(d, m, from, -1, err, "left alone: its owner set its affinity");
+    snprintf(m->why, sizeof(m->why), OWNER_WHY);
 }
 
 /* Merges this tick's selection into the managed table; processes that left
@@ -513,16 +523,10 @@ static int merge(struct corun_daemon *d, const struct corun_proc_info *sel, size
             now.start_ticks != m->start_ticks) {
             corun__daemon_release(d, m, false); /* lets the actuator drop its journal entry */
         } else if (m->owner_took_over || (now.pinned && m->placed < 0)) {
-            /* Its owner pinned it (a mask we did not set): their choice
-             * stands. The actuator's restore sees the mask is no longer
-             * ours, leaves it and drops the journal entry. A process we
-             * placed is pinned by us: that alone is not its owner's doing
-             * (it may have exec'd into a name we do not select). */
-            int from = corun__daemon_os_cpu(d, m->placed);
-
-            corun__daemon_release(d, m, false);
-            corun__daemon_record(d, m, from, now.last_cpu, 0,
-                                 "left alone: its owner set its affinity");
+            /* Its owner pinned it. A process we placed is pinned by us:
+             * that alone is not its owner's doing (it may have exec'd into
+             * a name we do not select). */
+            owner_has_it(d, m, now.last_cpu);
         } else {
             int from = corun__daemon_os_cpu(d, m->placed);
             int err = corun__daemon_release(d, m, true);

@@ -60,11 +60,6 @@ static const struct corun_policy *second_policy(const struct corun_engine *e)
     return e->o.policy == corun_policy_find("corun") ? corun_policy_find("di") : NULL;
 }
 
-static int numa_of(const struct corun_engine *e, int cpu)
-{
-    return cpu >= 0 ? corun_topo_cpu(e->o.topo, (unsigned)cpu)->dom[CORUN_LEVEL_NUMA] : -1;
-}
-
 /* A task's or a slot's domain at one level, for like_tasks()' merge. */
 struct dom_key {
     int dom;
@@ -96,6 +91,11 @@ static int dom_at(const struct corun_engine *e, int cpu, unsigned lv)
     if (cpu < 0)
         return -1;
     return lv ? corun_topo_cpu(e->o.topo, (unsigned)cpu)->dom[level[lv - 1]] : cpu;
+}
+
+static int numa_of(const struct corun_engine *e, int cpu)
+{
+    return dom_at(e, cpu, 4);
 }
 
 /*
@@ -151,7 +151,7 @@ static int like_tasks(const struct corun_engine *e, const struct corun_snapshot 
         for (unsigned q = 0; q < n; q++) {
             unsigned k = v[q];
 
-            if (dom_at(e, cur[k], 4) >= 0 && dom_at(e, cur[k], 4) == dom_at(e, want[k], 4))
+            if (numa_of(e, cur[k]) >= 0 && numa_of(e, cur[k]) == numa_of(e, want[k]))
                 placed[k] = taken[k] = true;
         }
         for (unsigned lv = 0; lv <= 4; lv++) {
