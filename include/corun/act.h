@@ -81,9 +81,15 @@ struct corun_act_ops {
  *     alone and not journaled: nothing changes);
  *   - applying again (same or other CPUs) rescans /proc/PID/task, so threads
  *     that appeared since are placed too: callers re-apply periodically;
+ *   - affinity: a thread corun placed whose mask its owner has changed
+ *     since (to anything but the mask corun set and the one asked for) is
+ *     left as its owner set it, at this apply and every later one; threads
+ *     born since are placed;
  *   - returns -ESRCH when the process is gone (or its PID now names another
- *     process), -EPERM/-EACCES when it is not ours to change, -EINVAL for an
- *     empty or impossible set; a thread that exits under our feet is skipped.
+ *     process), -EPERM/-EACCES when it is not ours to change, -EBUSY
+ *     (affinity) when its owner has changed every thread corun had placed
+ *     and none was set, -EINVAL for an empty or impossible set; a thread
+ *     that exits under our feet is skipped.
  * restore() returns 0 when the process is gone (nothing left to put back)
  * and drops its journal entry either way once nothing remains to do.
  * A process already journaled by another instance keeps that entry's

@@ -332,7 +332,8 @@ enum corun_engine_state {
     CORUN_ENGINE_DWELLING,   /* a move planned; moved less than min_dwell intervals ago */
     CORUN_ENGINE_HELD,       /* a move planned; gain below its cost, or after a failed trial */
     CORUN_ENGINE_CAPPED,     /* a move planned; put off by the cap on moves */
-    CORUN_ENGINE_REFUSED,    /* the actuator may not move it (EPERM, EACCES): left alone */
+    CORUN_ENGINE_REFUSED,    /* the actuator may not move it (EPERM, EACCES) or its owner
+                              * set its affinity (EBUSY): left alone */
 };
 
 struct corun_engine_task_info {

@@ -65,7 +65,7 @@ static int aff_apply(void *state, pid_t target, const struct corun_cpuset *cpus)
         return -ESRCH;
     if ((err = corun__act_note_applied(b, p, cpus)))
         return err;
-    err = corun__set_all_threads(b->rootfd, target, cpus);
+    err = corun__set_all_threads(b->rootfd, p, cpus);
     if (!err)
         err = corun_cpuset_copy(&p->cur, cpus);
     return err;

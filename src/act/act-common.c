@@ -124,9 +124,10 @@ struct set_ctx {
     const struct corun_journal_entry *orig; /* restore: per-thread masks */
     const struct corun_journal_entry *now;  /* restore: masks before a cgroup move */
     struct corun__restore_count *count;
+    struct corun__act_proc *was; /* apply: what corun set before */
     struct corun_cpuset tmp;
     pid_t *done;
-    unsigned ndone, cap, nset;
+    unsigned ndone, cap, nset, nkept;
     bool new_seen;
     int err;
 };
@@ -168,6 +169,22 @@ static const struct corun_cpuset *owner_mask(struct set_ctx *c, pid_t tid, int *
     return corun_cpuset_equal(&c->tmp, &c->orig->applied) ? NULL : &c->tmp;
 }
 
+/* Apply: whether thread @tid, which corun put on its process's mask, has
+ * been given another by its owner since (-ESRCH in *@err when gone). */
+static bool owner_moved(struct set_ctx *c, pid_t tid, int *err)
+{
+    bool known = false;
+
+    *err = 0;
+    if (!c->was->cur.words)
+        return false; /* the first apply: nothing of corun's to find */
+    for (unsigned i = 0; i < c->was->ntids && !known; i++)
+        known = c->was->tids[i] == tid;
+    if (!known || (*err = corun__mask_get(tid, &c->tmp)))
+        return false; /* born since, or unreadable: set it */
+    return !corun_cpuset_equal(&c->tmp, &c->was->cur) && !corun_cpuset_equal(&c->tmp, c->cpus);
+}
+
 static int set_one(void *ctx, pid_t tid)
 {
     struct set_ctx *c = ctx;
@@ -205,6 +222,14 @@ static int set_one(void *ctx, pid_t tid)
             return 0;
         }
     }
+    if (c->was) {
+        if (owner_moved(c, tid, &err)) {
+            c->nkept++; /* their choice stands: not corun's thread any more */
+            return 0;
+        }
+        if (err == -ESRCH)
+            return 0;
+    }
     err = corun__mask_set(tid, mask_for(c, tid));
     if (!err) {
         c->nset++;
@@ -229,21 +254,32 @@ static int set_threads(int rootfd, pid_t pid, struct set_ctx *c)
         if (err || !c->new_seen)
             break;
     }
+    if (c->was && !err) {
+        /* Every thread seen is corun's to know: those set, and those whose
+         * owner has them, which stay theirs at the next apply. */
+        free(c->was->tids);
+        c->was->tids = c->done;
+        c->was->ntids = c->ndone;
+        c->done = NULL;
+    }
     free(c->done);
     corun_cpuset_release(&c->tmp);
     if (err)
         return err;
+    /* Its owner has every thread: nothing here is corun's to move. */
+    if (!c->err && c->nkept && !c->nset)
+        return -EBUSY;
     /* Every thread vanished under us: the process is gone. */
     if (!c->err && c->ndone && !c->nset)
         return -ESRCH;
     return c->err;
 }
 
-int corun__set_all_threads(int rootfd, pid_t pid, const struct corun_cpuset *cpus)
+int corun__set_all_threads(int rootfd, struct corun__act_proc *p, const struct corun_cpuset *cpus)
 {
-    struct set_ctx c = {.cpus = cpus};
+    struct set_ctx c = {.cpus = cpus, .was = p};
 
-    return set_threads(rootfd, pid, &c);
+    return set_threads(rootfd, p->pid, &c);
 }
 
 int corun__restore_threads(int rootfd, const struct corun_journal_entry *e,
@@ -341,6 +377,7 @@ void corun__act_forget(struct corun__act_base *b, struct corun__act_proc *p)
         close(p->pidfd);
     corun_journal_entry_release(&p->orig);
     corun_cpuset_release(&p->cur);
+    free(p->tids);
     b->procs[i] = b->procs[--b->nprocs];
 }
 

@@ -18,6 +18,8 @@ struct corun__act_proc {
     int pidfd;                       /* held from the first apply to restore */
     struct corun_journal_entry orig; /* what it was, as journaled */
     struct corun_cpuset cur;         /* what we last applied */
+    pid_t *tids;                     /* affinity: the threads it is on */
+    unsigned ntids;
 };
 
 /* The bookkeeping shared by the affinity and cpuset instances. */
@@ -99,12 +101,16 @@ int corun__mask_set(pid_t tid, const struct corun_cpuset *set);
 int corun__for_each_thread(int rootfd, pid_t pid, int (*fn)(void *ctx, pid_t tid), void *ctx);
 
 /*
- * corun__set_all_threads() - puts every thread of @pid on @cpus, rescanning
- * until a pass finds no thread it had not already set (threads created
- * meanwhile). A thread that vanished (ESRCH) is skipped. 0, -ESRCH when the
- * whole process is gone, or the first other -errno.
+ * corun__set_all_threads() - puts every thread of @p->pid on @cpus,
+ * rescanning until a pass finds no thread it had not already set (threads
+ * created meanwhile). A thread that vanished (ESRCH) is skipped. A thread
+ * of @p->tids (those corun put on @p->cur) whose mask is now neither
+ * @p->cur nor @cpus was given it by its owner since: it is left as it is.
+ * @p->tids becomes the threads on @cpus. 0, -ESRCH when the whole process
+ * is gone, -EBUSY when its owner had changed every thread found (none was
+ * set), or the first other -errno.
  */
-int corun__set_all_threads(int rootfd, pid_t pid, const struct corun_cpuset *cpus);
+int corun__set_all_threads(int rootfd, struct corun__act_proc *p, const struct corun_cpuset *cpus);
 
 /* True when every thread of @pid already runs on exactly @cpus (false on
  * any error, including the process being gone). */

@@ -133,6 +133,8 @@ static void note_mask(struct corun_daemon *d, struct managed *m, int dense)
         corun_cpuset_release(&m->mask);
 }
 
+#define OWNER_WHY "left alone: its owner set its affinity"
+
 /* What the engine did, as the daemon's counters, the process's placement
  * and a migration record with the reason. */
 static void on_event(void *ctx, const struct corun_engine_event *ev)
@@ -175,6 +177,10 @@ static void on_event(void *ctx, const struct corun_engine_event *ev)
     if (ev->err == -ESRCH) {
         d->err_esrch++;
         m->seen = false; /* exited between sample and act: forgotten after the step */
+    } else if (ev->err == -EBUSY) {
+        /* Its owner set its mask after this tick's scan: the next scan
+         * finds it not ours and lets it go (merge()). */
+        snprintf(m->why, sizeof(m->why), OWNER_WHY);
     } else if (ev->err == -EPERM || ev->err == -EACCES) {
         d->err_eperm++;
         snprintf(m->why, sizeof(m->why), "not ours to move: %s", corun_strerror(ev->err));
@@ -457,8 +463,6 @@ static void update_proc(struct managed *m, const struct corun_proc_info *p)
     m->cpu_percent = p->cpu_percent;
     m->seen = true;
 }
-
-#define OWNER_WHY "left alone: its owner set its affinity"
 
 /* Its owner set its mask (not us): their choice stands. It is let go
  * without its mask put back: the actuator's restore sees the mask is no

@@ -100,8 +100,9 @@ void corun__engine_memory_to(struct corun_engine *e, struct etask *t, int to, ui
 /*
  * Pins task @t to dense CPU @cpu (-1: gives it back to the kernel), for a
  * plan (@kind MOVE) or the outcome check (UNDO), and tells the caller. A
- * task the actuator may not move (EPERM, EACCES) is left alone from then
- * on: asking again would be refused again.
+ * task the actuator may not move (EPERM, EACCES) or whose owner has set
+ * its affinity since (EBUSY) is left alone from then on: asking again
+ * would be refused again.
  */
 int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_t now,
                        enum corun_engine_event_kind kind)
@@ -136,7 +137,7 @@ int corun__engine_move(struct corun_engine *e, struct etask *t, int cpu, uint64_
     emit(e, &ev);
     if (err) {
         corun__engine_note_error(e, err);
-        if (err == -EPERM || err == -EACCES) {
+        if (err == -EPERM || err == -EACCES || err == -EBUSY) {
             t->refused = true;
             t->state = CORUN_ENGINE_REFUSED;
         }

@@ -1,7 +1,8 @@
 /*
  * test_act.c — the affinity and dryrun actuators on real processes: every
  * thread placed, threads born later picked up by the next apply, each
- * thread's own original mask restored, the journal written and removed,
+ * thread's own original mask restored, a thread whose owner set its mask
+ * after corun's left to its owner by later applies, the journal written and removed,
  * masks beyond 1024 CPUs, and failures injected through corun__sys
  * (EPERM, ESRCH on one thread, pidfd_open failing) that return an error for
  * that process and nothing else; moving a process's memory to a node
@@ -137,6 +138,62 @@ static void test_per_thread_originals(void **state)
     kid_stop(&k);
     corun_cpuset_release(&c0);
     corun_cpuset_release(&c1);
+    corun_cpuset_release(&got);
+}
+
+/*
+ * A thread corun placed whose owner set another mask since keeps the
+ * owner's mask at the next apply (the daemon's scan may come before the
+ * owner's taskset and the move after it); the others, and a thread born
+ * since, are placed. Once its owner has every thread, apply is -EBUSY and
+ * changes nothing, and restore leaves the owner's masks.
+ */
+static void test_owner_changed_since(void **state)
+{
+    struct corun_act_opts o = {.journal_dir = jdir};
+    struct corun_cpuset c0 = {0}, c1 = {0}, all = {0}, got = {0};
+    struct kid k;
+    pid_t tids[64];
+    int n;
+    void *st;
+
+    if (ncpus < 2)
+        skip();
+    k = kid_start(2);
+    set_of(&c0, "0");
+    set_of(&c1, "1");
+    assert_int_equal(corun__mask_get(k.pid, &all), 0);
+    assert_int_equal(corun_act_affinity.open(&o, &st), 0);
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &c0), 0);
+    expect_threads(k.pid, &c0);
+    /* Its owner widens one thread; corun moves the process. */
+    assert_int_equal(corun__mask_set(k.tids[0], &all), 0);
+    kid_new_thread(&k);
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &c1), 0);
+    assert_int_equal(corun__mask_get(k.tids[0], &got), 0);
+    assert_true(corun_cpuset_equal(&got, &all));
+    assert_int_equal(corun__mask_get(k.pid, &got), 0);
+    assert_true(corun_cpuset_equal(&got, &c1));
+    assert_int_equal(corun__mask_get(k.tids[2], &got), 0); /* born since: placed */
+    assert_true(corun_cpuset_equal(&got, &c1));
+    /* Asked again, the owner's thread stays theirs. */
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &c0), 0);
+    assert_int_equal(corun__mask_get(k.tids[0], &got), 0);
+    assert_true(corun_cpuset_equal(&got, &all));
+    /* Its owner takes every thread (taskset -a): nothing is corun's. */
+    n = kid_threads(k.pid, tids, 64);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(corun__mask_set(tids[i], &c1), 0);
+    assert_int_equal(corun_act_affinity.apply(st, k.pid, &c0), -EBUSY);
+    expect_threads(k.pid, &c1);
+    assert_int_equal(corun_act_affinity.restore(st, k.pid), 0);
+    expect_threads(k.pid, &c1);
+    assert_int_equal(journal_entries(), 0);
+    corun_act_affinity.close(st);
+    kid_stop(&k);
+    corun_cpuset_release(&c0);
+    corun_cpuset_release(&c1);
+    corun_cpuset_release(&all);
     corun_cpuset_release(&got);
 }
 
@@ -416,6 +473,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_apply_restore_rescan),
         cmocka_unit_test(test_per_thread_originals),
+        cmocka_unit_test(test_owner_changed_since),
         cmocka_unit_test(test_faults),
         cmocka_unit_test(test_big_masks),
         cmocka_unit_test(test_dryrun_and_find),

@@ -5,6 +5,7 @@
  * needs the plan confirmed, the migration cap holds (the pair sharing a CPU
  * first), a process that exits between sample and act (ESRCH) is forgotten
  * without stopping the tick, one we may not touch (EPERM) is never retried,
+ * nor one whose owner set its mask since the scan (EBUSY, not an error),
  * a moved process dwells and then the engine's own gain check holds a move
  * that gains nothing, open opens one instance, restore_all gives everything
  * back, the status shows each user only their own processes, on two NUMA
@@ -449,6 +450,32 @@ static void test_min_dwell(void **state)
     close_fx(&f);
 }
 
+/* A process whose owner set its mask after the tick's scan and before its
+ * move (the actuator's -EBUSY): no error is counted, the status says its
+ * owner has it, and it is never asked again. */
+static void test_owner_set_since_scan(void **state)
+{
+    struct fx f;
+    struct corun_daemon *d = open_daemon(&f, true);
+
+    plan(0, 1, 2, 3);
+    act.fail[101] = -EBUSY;
+    tick(d, 1);
+    tick(d, 2);
+    tick(d, 3);
+    assert_int_equal(act.apply_calls[101], 1);
+    assert_true(find(d, 101)->placed < 0);
+    assert_non_null(strstr(find(d, 101)->why, "left alone: its owner set its affinity"));
+    assert_int_equal(d->err_eperm + d->err_other + d->err_esrch, 0);
+    assert_int_equal(d->migrations_total, 3);
+    plan(1, 0, 2, 3);
+    for (int k = 4; k < 10; k++)
+        tick(d, k);
+    assert_int_equal(act.apply_calls[101], 1);
+    assert_non_null(strstr(find(d, 101)->why, "left alone: its owner set its affinity"));
+    close_fx(&f);
+}
+
 /* A move the counters say made things worse (the process runs at half
  * speed on CPUs 4-7 of this machine, which no model predicts) is taken back
  * by the outcome check two ticks later, recorded, and counted in the
@@ -653,6 +680,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hysteresis_cap_and_failures),
         cmocka_unit_test(test_min_dwell),
+        cmocka_unit_test(test_owner_set_since_scan),
         cmocka_unit_test(test_memory_follows),
         cmocka_unit_test(test_observe_only_and_status),
         cmocka_unit_test(test_turbo_table),
