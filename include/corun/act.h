@@ -87,9 +87,12 @@ struct corun_act_ops {
  *     born since are placed;
  *   - returns -ESRCH when the process is gone (or its PID now names another
  *     process), -EPERM/-EACCES when it is not ours to change, -EBUSY
- *     (affinity) when its owner has changed every thread corun had placed
- *     and none was set, -EINVAL for an empty or impossible set; a thread
- *     that exits under our feet is skipped.
+ *     when its owner has taken it over (affinity: changed every thread
+ *     corun had placed, and none was set; cpuset: moved it out of corun's
+ *     cgroup), -EINVAL for an empty or impossible set; a thread that exits
+ *     under our feet is skipped.
+ * restore() leaves what its owner changed since: a thread's mask, or (cpuset)
+ * the cgroup it was moved to.
  * restore() returns 0 when the process is gone (nothing left to put back)
  * and drops its journal entry either way once nothing remains to do.
  * A process already journaled by another instance keeps that entry's

@@ -293,7 +293,9 @@ int corun__restore_threads(int rootfd, const struct corun_journal_entry *e,
 void corun__restore_words(const struct corun__restore_count *n, const char *what, char *buf,
                           size_t len)
 {
-    if (n->kept && !n->restored)
+    if (n->moved_away)
+        snprintf(buf, len, "left alone: no longer in corun's cgroup (its owner moved it)");
+    else if (n->kept && !n->restored)
         snprintf(buf, len, "left alone: its owner changed its affinity since corun set it");
     else if (n->kept)
         snprintf(buf, len, "%s of %u threads restored; %u left as their owner pinned them", what,

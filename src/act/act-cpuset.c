@@ -256,6 +256,23 @@ static int move_pid(int rootfd, const char *cg, pid_t pid)
     return write_str(rootfd, path, num);
 }
 
+/* 1 when cgroup @cg (a path from the root) lists process @pid, 0 when it
+ * does not or is gone, else -errno. */
+static int in_cgroup(int rootfd, const char *cg, pid_t pid)
+{
+    char path[320], *procs = NULL, *save = NULL;
+    size_t n;
+    int err, found = 0;
+
+    snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+    if ((err = corun__read_alloc(rootfd, path, &procs, &n)))
+        return err == -ENOENT ? 0 : err;
+    for (char *l = strtok_r(procs, "\n", &save); l && !found; l = strtok_r(NULL, "\n", &save))
+        found = atoi(l) == (int)pid;
+    free(procs);
+    return found;
+}
+
 /* The first placement of @p: make its cgroup and move it there. */
 static int first_move(struct cpuset_state *s, struct corun__act_proc *p,
                       const struct corun_cpuset *cpus)
@@ -292,6 +309,9 @@ static int cs_apply(void *state, pid_t target, const struct corun_cpuset *cpus)
     if (p) {
         if (!corun__pidfd_alive(p->pidfd))
             return -ESRCH;
+        /* Its owner moved it out of our cgroup: their choice stands. */
+        if (!in_cgroup(s->base.rootfd, p->orig.created, target))
+            return corun__pidfd_alive(p->pidfd) ? -EBUSY : -ESRCH;
         if ((err = corun__act_note_applied(&s->base, p, cpus)))
             return err;
         err = set_cpus(s, p->orig.created, cpus);
@@ -320,7 +340,13 @@ int corun__cpuset_restore_entry(int rootfd, const struct corun_journal_entry *e,
     size_t n;
     int err = 0;
 
-    if (alive && e->cgroup[0]) {
+    /* Its owner moved it out of corun's cgroup since (or it never got
+     * there, corun having stopped between the journal and the move): it
+     * stays where it is; what it started in corun's cgroup goes back. */
+    if (alive && e->cgroup[0] && e->created[0] && !in_cgroup(rootfd, e->created, e->pid)) {
+        cnt->moved_away = true;
+        cnt->kept++;
+    } else if (alive && e->cgroup[0]) {
         struct corun_journal_entry now = {0};
 
         /* The move resets every thread's affinity (v1): first note which

@@ -74,6 +74,7 @@ int corun__act_move_memory(struct corun__act_base *b, pid_t pid, int node, const
 struct corun__restore_count {
     unsigned restored; /* put back on their journaled mask */
     unsigned kept;     /* no longer on corun's mask: left as their owner set them */
+    bool moved_away;   /* cpuset: no longer in corun's cgroup: left where it is */
 };
 
 /* Words for @n, as "affinity of 3 threads restored" or "left alone: its owner
@@ -129,7 +130,9 @@ int corun__restore_threads(int rootfd, const struct corun_journal_entry *e,
                            const struct corun_journal_entry *now, struct corun__restore_count *n);
 
 /* The cpuset backend's restore of a journaled entry (crash recovery too):
- * back to its cgroup, affinities back, corun's cgroup removed. */
+ * back to its cgroup, affinities back, corun's cgroup removed. A process
+ * no longer in corun's cgroup (its owner moved it) is left where it is
+ * (@n->moved_away). */
 int corun__cpuset_restore_entry(int rootfd, const struct corun_journal_entry *e, bool alive,
                                 struct corun__restore_count *n);
 

@@ -2,7 +2,8 @@
 # a placed command runs in corun's cgroup with the CPUs asked for, its
 # threads follow, and the cgroup is gone (the process back where it was)
 # afterwards; `corun restore` after a crash does the same, keeping a mask
-# the process's owner set inside corun's cgroup since. Skipped, saying
+# the process's owner set inside corun's cgroup since, and leaving a
+# process its owner moved to a cgroup of theirs there. Skipped, saying
 # why, where no cpuset hierarchy is mounted or writable.
 . "$(dirname "$0")/lib.bash"
 export XDG_RUNTIME_DIR; tmp=$(mktemp -d); XDG_RUNTIME_DIR=$tmp/xdg; trap 'touch "$tmp/go"; rm -rf "$tmp"' EXIT
@@ -68,6 +69,29 @@ if ((last >= 1)) && command -v taskset > /dev/null; then
   grep -q "left alone: its owner changed its affinity" "$tmp/out" && ok || fail "restore said: $(cat "$tmp/out")"
   touch "$tmp/go"
 fi
+
+# Crash, then its owner moves it to a cgroup of theirs, then corun restore:
+# it stays in their cgroup, and corun's is removed.
+rm -f "$tmp/go"
+"$CORUN" run --actuator cpuset --journal-dir "$J" --cpus "$last" -- "$K/corun-compute" -n 0 -r "$tmp/r4" -w "$tmp/go" 2> /dev/null &
+c=$!
+wait_file "$tmp/r4" && ok || fail "owner-move case never ready"
+pid=$(cat "$tmp/r4")
+cg=$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)
+kill -9 "$c"; wait "$c" 2> /dev/null
+theirs=corun-test-theirs-$$
+mkdir "$mnt/$theirs" || fail "mkdir $mnt/$theirs"
+if [[ $mnt != "$v2" ]]; then
+  cat "$mnt/cpuset.cpus" > "$mnt/$theirs/cpuset.cpus"
+  cat "$mnt/cpuset.mems" > "$mnt/$theirs/cpuset.mems"
+fi
+echo "$pid" > "$mnt/$theirs/cgroup.procs" || fail "moving $pid to $theirs"
+"$CORUN" restore --journal-dir "$J" > "$tmp/out"; expect_eq "restore exit (owner move)" $? 0
+expect_eq "owner move: still in their cgroup" "$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)" "/$theirs"
+[[ ! -d $mnt$cg ]] && ok || fail "cgroup $mnt$cg left after restore (owner move)"
+grep -q "left alone: no longer in corun's cgroup" "$tmp/out" && ok || fail "restore said: $(cat "$tmp/out")"
+echo "$pid" > "$mnt/cgroup.procs"; rmdir "$mnt/$theirs"
+touch "$tmp/go"
 
 # A batch through cpusets.
 printf 'true\nfalse\nsh -c "exit 0"\n' > "$tmp/c.jobs"

@@ -5,7 +5,8 @@
  * cgroup2 mount offering cpuset, the process's cgroup file, its threads),
  * while the process, its pidfd and its affinities are real. The files
  * corun writes are checked: +cpuset enabled on the way down, the task
- * cgroup's cpus, the move, and the move back on restore. (A recorded tree
+ * cgroup's cpus, the move, and the move back on restore, but not of a
+ * process its owner moved out of corun's cgroup since. (A recorded tree
  * cannot remove a cgroup directory holding files, so the final rmdir is
  * expected to fail here; the live v1 path is covered by
  * tests/integration/cpuset_cli.sh.) Also: probe's reason with no cpuset
@@ -83,6 +84,31 @@ static unsigned long long record_proc(pid_t pid)
     return start;
 }
 
+/* A fresh recorded tree at @root: a v1 cpuset mount beside a v2 one that
+ * offers cpuset (v2 wins), process @pid in user.slice, and the files corun
+ * writes; @pid's start time. */
+static unsigned long long make_tree(pid_t pid)
+{
+    char rel[256];
+    unsigned long long start;
+
+    strcpy(root + strlen(root) - 6, "XXXXXX");
+    assert_non_null(mkdtemp(root));
+    put("proc/self/mountinfo",
+        "22 1 0:20 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n"
+        "30 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
+    put("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+    put("sys/fs/cgroup/cgroup.subtree_control", "");
+    put("sys/fs/cgroup/user.slice/cgroup.procs", "");
+    start = record_proc(pid);
+    snprintf(rel, sizeof(rel), "sys/fs/cgroup/corun/%d-%llu/cpuset.cpus", (int)pid, start);
+    put(rel, "");
+    snprintf(rel, sizeof(rel), "sys/fs/cgroup/corun/%d-%llu/cgroup.procs", (int)pid, start);
+    put(rel, "");
+    put("sys/fs/cgroup/corun/cgroup.subtree_control", "");
+    return start;
+}
+
 /* migrate_pages through the seam: the pids asked for, in order. */
 static pid_t mp_pid[8];
 static unsigned mp_calls;
@@ -107,19 +133,7 @@ static void test_v2_recorded(void **state)
     char rel[256], buf[256], why[256], pid[32];
     void *st;
 
-    assert_non_null(mkdtemp(root));
-    put("proc/self/mountinfo",
-        "22 1 0:20 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n"
-        "30 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
-    put("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
-    put("sys/fs/cgroup/cgroup.subtree_control", "");
-    put("sys/fs/cgroup/user.slice/cgroup.procs", "");
-    start = record_proc(k.pid);
-    snprintf(rel, sizeof(rel), "sys/fs/cgroup/corun/%d-%llu/cpuset.cpus", (int)k.pid, start);
-    put(rel, "");
-    snprintf(rel, sizeof(rel), "sys/fs/cgroup/corun/%d-%llu/cgroup.procs", (int)k.pid, start);
-    put(rel, "");
-    put("sys/fs/cgroup/corun/cgroup.subtree_control", "");
+    start = make_tree(k.pid);
 
     assert_int_equal(corun_act_cpuset.probe(&o, why, sizeof(why)), 0);
     assert_int_equal(corun__mask_get(k.pid, &orig), 0);
@@ -174,6 +188,49 @@ static void test_v2_recorded(void **state)
     assert_int_equal(system(buf), 0);
 }
 
+/*
+ * Its owner moves a placed process out of corun's cgroup (a container
+ * manager, a user's echo into cgroup.procs): the next apply is -EBUSY and
+ * writes nothing, and restore leaves the process where its owner put it
+ * rather than move it back to the cgroup it came from.
+ */
+static void test_owner_moved_it(void **state)
+{
+    struct corun_act_opts o = {.root = root};
+    struct corun_cpuset one = {0};
+    struct kid k = kid_start(1);
+    unsigned long long start;
+    char rel[256], buf[256], pid[32];
+    void *st;
+
+    start = make_tree(k.pid);
+    snprintf(pid, sizeof(pid), "%d", (int)k.pid);
+
+    assert_int_equal(corun_cpuset_parse(&one, "0", NULL), 0);
+    assert_int_equal(corun_act_cpuset.open(&o, &st), 0);
+    assert_int_equal(corun_act_cpuset.apply(st, k.pid, &one), 0);
+    /* Its owner moves it to a cgroup of theirs. */
+    snprintf(rel, sizeof(rel), "sys/fs/cgroup/corun/%d-%llu/cgroup.procs", (int)k.pid, start);
+    put(rel, "");
+    put("sys/fs/cgroup/theirs/cgroup.procs", pid);
+    assert_int_equal(corun_cpuset_parse(&one, "0-1", NULL), 0);
+    assert_int_equal(corun_act_cpuset.apply(st, k.pid, &one), -EBUSY);
+    snprintf(rel, sizeof(rel), "sys/fs/cgroup/corun/%d-%llu/cpuset.cpus", (int)k.pid, start);
+    get(rel, buf, sizeof(buf));
+    assert_string_equal(buf, "0");
+    /* Restore (the rmdir fails in a tree) moves nothing back. */
+    corun_act_cpuset.restore(st, k.pid);
+    get("sys/fs/cgroup/user.slice/cgroup.procs", buf, sizeof(buf));
+    assert_string_equal(buf, "");
+    get("sys/fs/cgroup/theirs/cgroup.procs", buf, sizeof(buf));
+    assert_string_equal(buf, pid);
+    corun_act_cpuset.close(st);
+    kid_stop(&k);
+    corun_cpuset_release(&one);
+    snprintf(buf, sizeof(buf), "rm -rf %s", root);
+    assert_int_equal(system(buf), 0);
+}
+
 static void test_no_hierarchy(void **state)
 {
     char tree[] = "/tmp/corun-test-nocg-XXXXXX", path[256], why[256] = "", cmd[300];
@@ -201,6 +258,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_v2_recorded),
+        cmocka_unit_test(test_owner_moved_it),
         cmocka_unit_test(test_no_hierarchy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
