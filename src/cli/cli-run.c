@@ -35,6 +35,37 @@ struct run_args {
     char **argv;
 };
 
+/* A --cpus list must name CPUs this process may use (as taskset's, which
+ * the kernel would otherwise trim to those it has, or refuse): 0 or an
+ * exit status, the CPUs that are not named. */
+static int check_usable(const char *list, const struct corun_cpuset *set)
+{
+    struct corun_topo *topo = NULL;
+    struct corun_cpuset ok = {0};
+    char missing[256] = "", usable[256] = "";
+    size_t len = 0;
+    int err = cli_topo_load("run", NULL, NULL, &topo);
+
+    if (err)
+        return err;
+    if ((err = corun_topo_usable_set(topo, &ok))) {
+        corun_topo_free(topo);
+        cli_error("run", "usable CPUs: %s", corun_strerror(err));
+        return CLI_EXIT_FAIL;
+    }
+    corun_topo_free(topo);
+    for (int c = corun_cpuset_next(set, 0); c >= 0; c = corun_cpuset_next(set, (unsigned)c + 1))
+        if (!corun_cpuset_isset(&ok, (unsigned)c) && len < sizeof(missing))
+            len += (size_t)snprintf(missing + len, sizeof(missing) - len, "%s%d", len ? "," : "",
+                                    c);
+    corun_cpuset_format(&ok, usable, sizeof(usable));
+    corun_cpuset_release(&ok);
+    if (!len)
+        return 0;
+    return cli_usage_error("run", "--cpus '%s': CPU %s not usable here (this process may use %s)",
+                           list, missing, usable);
+}
+
 /* Where the command goes: the --cpus list, or the policy's CPU for one task
  * of unknown class (then *@topo keeps the topology and *@dense that CPU, so
  * the placement can widen later). Leaves @set empty for "leave it to the
@@ -53,7 +84,7 @@ static int choose(const struct run_args *a, const struct corun_policy *pol,
         if (err || corun_cpuset_count(set) == 0)
             return cli_usage_error("run", "--cpus '%s': not a CPU list (at offset %zu)", a->cpus,
                                    bad);
-        return 0;
+        return check_usable(a->cpus, set);
     }
     t.ipc = t.freq_ratio = t.llc_mpki = t.llc_miss_ratio = t.mem_bw_bps = t.cpu_util = NAN;
     if ((err = cli_topo_load("run", NULL, NULL, topo)))

@@ -134,6 +134,11 @@ expect_eq "reader gone: the command's yes ended by SIGPIPE" "$(cat "$tmp/yes.st"
 # Usage errors.
 "$CORUN" run > /dev/null 2>&1; expect_eq "no command" $? 2
 "$CORUN" run --cpus 1-x -- true > /dev/null 2>&1; expect_eq "bad --cpus" $? 2
+# A CPU the machine lacks is refused before anything runs, not trimmed away
+# (the kernel would run it on the others, and the report name them all).
+"$CORUN" run --cpus "0,$(nproc --all)" -- touch "$tmp/ran" 2> "$tmp/e"; expect_eq "--cpus naming a missing CPU" $? 2
+grep -q "CPU $(nproc --all) not usable here" "$tmp/e" && ok || fail "missing CPU: $(cat "$tmp/e")"
+[[ ! -e $tmp/ran ]] && ok || fail "the command ran despite a missing CPU"
 "$CORUN" run --policy nosuch -- true > /dev/null 2>&1; expect_eq "unknown policy" $? 2
 "$CORUN" run --actuator nosuch --cpus 0 -- true > /dev/null 2>&1; expect_eq "unknown actuator" $? 2
 
