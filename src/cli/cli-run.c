@@ -56,8 +56,8 @@ static int check_usable(const char *list, const struct corun_cpuset *set)
     corun_topo_free(topo);
     for (int c = corun_cpuset_next(set, 0); c >= 0; c = corun_cpuset_next(set, (unsigned)c + 1))
         if (!corun_cpuset_isset(&ok, (unsigned)c) && len < sizeof(missing))
-            len += (size_t)snprintf(missing + len, sizeof(missing) - len, "%s%d", len ? "," : "",
-                                    c);
+            len +=
+                (size_t)snprintf(missing + len, sizeof(missing) - len, "%s%d", len ? "," : "", c);
     corun_cpuset_format(&ok, usable, sizeof(usable));
     corun_cpuset_release(&ok);
     if (!len)
