@@ -9,7 +9,9 @@
  * updated, and only the tasks whose sums the candidate changes are
  * recomputed (those of the domains it moves tasks out of or into, of the
  * domains whose sum changes because a task's share of its CPU's time did,
- * and of the memory nodes it loads differently). Candidates that do not
+ * and of the memory nodes it loads differently); a task only a memory
+ * node's load changed for keeps what its core and caches cost it and has
+ * its memory cost read again (struct parts). Candidates that do not
  * improve are undone. Small instances are searched systematically (every
  * pair, every idle CPU) until no candidate improves; large ones by seeded
  * random candidates, biased to the same LLC, within a budget counted in
@@ -45,12 +47,23 @@ struct ls {
     unsigned *cidx;       /* scratch: one core's tasks */
     int *head, *next, *prev; /* tasks of each CPU, doubly linked */
     double *s;            /* weighted predicted speed of each task */
+    struct parts *part;   /* per task: the figures s was made of */
     unsigned *stamp, stampv;
+    unsigned *full; /* per task: stampv when all of its speed is read again */
     unsigned *aff, naff;
     double *snew;
+    struct parts *pnew; /* per affected task, as snew */
     int *hhead, *hnext; /* tasks whose memory is on each node (pm->home) */
     unsigned *hstamp;   /* per node: its tasks added in this candidate */
     uint64_t ops;
+};
+
+/* A task's predicted speed in the parts that change apart: what its core
+ * and caches cost it (xk, xc), how that amplifies what memory costs it
+ * (amp), and its weighted speed before interference (wcf). A task only
+ * memory changes for (its node's load) keeps the rest. */
+struct parts {
+    double xk, xc, amp, wcf;
 };
 
 #define LEV(pm, c, li) ((pm)->dom[(c) * CORUN__PM_NLEV + (li)])
@@ -146,20 +159,14 @@ static void unlink_task(struct ls *ls, unsigned t)
     core_crowd(ls, c);
 }
 
-/* Weighted speed of task @t where it is now, from the current sums. */
-static double speed_of(const struct ls *ls, unsigned t)
+/* What memory costs task @t where it is now, from the current sums. */
+static double mem_x(const struct ls *ls, unsigned t)
 {
     const struct corun__pm *pm = ls->pm;
     unsigned c = (unsigned)ls->cpu[t];
-    double x = 0, xc = 0, xm = 0;
+    double xm = 0, own;
+    int d = LEV(pm, c, 3);
 
-    if (LEV(pm, c, 0) >= 0)
-        x += corun__pm_core_x(pm, t, &ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS],
-                              pm->mp[t] / ls->cnt[c],
-                              corun__pm_l3_dmg(pm, c, ls->sum[2], ls->core3[LEV(pm, c, 0)],
-                                               pm->press[t * CORUN__PM_NLEV + 2] / ls->cnt[c]),
-                              pm->core[c] >= 0 ? ls->corecnt[pm->core[c]] : 1,
-                              pm->core[c] >= 0 ? ls->crowd + 2 * pm->core[c] : NULL);
     if (pm->home[t] >= 0)
         xm += pm->sens[t * CORUN__PM_NLEV + 3] *
               corun__pm_dmg(3,
@@ -167,32 +174,60 @@ static double speed_of(const struct ls *ls, unsigned t)
                                 ls->keep[t] * pm->press[t * CORUN__PM_NLEV + 3] / ls->cnt[c],
                             corun__pm_scale(pm, c, 3));
     xm += corun__pm_remote_x(pm, t, c);
-    for (unsigned li = 1; li < CORUN__PM_NLEV; li++) {
-        int d = LEV(pm, c, li);
-        double own, v;
+    if (pm->home[t] >= 0 || d < 0)
+        return xm;
+    own = ls->keep[t] * pm->press[t * CORUN__PM_NLEV + 3] / ls->cnt[c];
+    return xm + pm->sens[t * CORUN__PM_NLEV + 3] *
+                    corun__pm_tdmg(pm, t, 3, own, ls->sum[3][d] - own, corun__pm_scale(pm, c, 3));
+}
 
-        if (li == 3 && pm->home[t] >= 0)
-            continue;
+/* The weighted speed of parts @p with memory cost @xm. */
+static double speed_from(const struct parts *p, double xm)
+{
+    double x = p->xk;
+
+    x += p->xc + xm * p->amp;
+    return p->wcf / (1.0 + x);
+}
+
+/* Weighted speed of task @t where it is now, from the current sums, and
+ * the parts it is made of into *@p. */
+static double speed_of(const struct ls *ls, unsigned t, struct parts *p)
+{
+    const struct corun__pm *pm = ls->pm;
+    unsigned c = (unsigned)ls->cpu[t];
+    double xc = 0;
+
+    p->xk = 0;
+    if (LEV(pm, c, 0) >= 0)
+        p->xk += corun__pm_core_x(pm, t, &ls->sum[0][(size_t)LEV(pm, c, 0) * CORUN__PM_NCLS],
+                                  pm->mp[t] / ls->cnt[c],
+                                  corun__pm_l3_dmg(pm, c, ls->sum[2], ls->core3[LEV(pm, c, 0)],
+                                                   pm->press[t * CORUN__PM_NLEV + 2] / ls->cnt[c]),
+                                  pm->core[c] >= 0 ? ls->corecnt[pm->core[c]] : 1,
+                                  pm->core[c] >= 0 ? ls->crowd + 2 * pm->core[c] : NULL);
+    for (unsigned li = 1; li < 3; li++) {
+        int d = LEV(pm, c, li);
+        double own;
+
         if (d < 0) {
             if (li == 2)
                 xc += corun__pm_no_l3(pm, t);
             continue;
         }
-        own = (li == 3 ? ls->keep[t] : 1) * pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c];
-        v = pm->sens[t * CORUN__PM_NLEV + li] *
-            corun__pm_tdmg(pm, t, li, own, ls->sum[li][d] - own, corun__pm_scale(pm, c, li));
-        if (li == 3)
-            xm += v;
-        else
-            xc += v;
+        own = pm->press[t * CORUN__PM_NLEV + li] / ls->cnt[c];
+        xc += pm->sens[t * CORUN__PM_NLEV + li] *
+              corun__pm_tdmg(pm, t, li, own, ls->sum[li][d] - own, corun__pm_scale(pm, c, li));
     }
-    x += xc + xm * corun__pm_mem_amp(pm, t, xc);
+    p->xc = xc;
+    p->amp = corun__pm_mem_amp(pm, t, xc);
     {
-        int p = pm->pkg[c];
-        double g = p >= 0 ? corun__pm_turbo(pm, ls->active[p], pm->pkg_cores[p]) : 1.0;
+        int k = pm->pkg[c];
+        double g = k >= 0 ? corun__pm_turbo(pm, ls->active[k], pm->pkg_cores[k]) : 1.0;
 
-        return pm->w[t] * corun__pm_cf(pm, t, c, g) / (1.0 + x) / ls->cnt[c];
+        p->wcf = pm->w[t] * corun__pm_cf(pm, t, c, g); /* divided by cnt last */
     }
+    return speed_from(p, mem_x(ls, t)) / ls->cnt[c];
 }
 
 static double move_pen(const struct ls *ls, unsigned t)
@@ -200,23 +235,38 @@ static double move_pen(const struct ls *ls, unsigned t)
     return ls->cur ? corun__pm_move_cost(ls->pm, t, ls->cur[t], ls->cpu[t], ls->mc) : 0.0;
 }
 
-static void add_aff(struct ls *ls, unsigned t)
+/* Adds task @t to those the candidate affects: only its memory cost
+ * (@full false: what its node is loaded with changed), or all of it. */
+static void add_task(struct ls *ls, unsigned t, bool full)
 {
     if (ls->stamp[t] != ls->stampv) {
         ls->stamp[t] = ls->stampv;
         ls->aff[ls->naff++] = t;
     }
+    if (full)
+        ls->full[t] = ls->stampv;
+}
+
+static void add_aff(struct ls *ls, unsigned t)
+{
+    add_task(ls, t, true);
+}
+
+static void add_cpu_tasks_as(struct ls *ls, unsigned c, bool full)
+{
+    for (int t = ls->head[c]; t >= 0; t = ls->next[t])
+        add_task(ls, (unsigned)t, full);
 }
 
 static void add_cpu_tasks(struct ls *ls, unsigned c)
 {
-    for (int t = ls->head[c]; t >= 0; t = ls->next[t])
-        add_aff(ls, (unsigned)t);
+    add_cpu_tasks_as(ls, c, true);
 }
 
 /* Adds the tasks whose speed reads the pressure sum of domain @d at level
  * index @li: those running there and, for a memory node, those whose
- * memory is there (pm->home; a node's tasks once per candidate). */
+ * memory is there (pm->home; a node's tasks once per candidate). For a
+ * memory node that is all the sum changes of theirs. */
 static void add_domain(struct ls *ls, unsigned li, int d)
 {
     const struct corun_topo_domain *dom;
@@ -228,11 +278,11 @@ static void add_domain(struct ls *ls, unsigned li, int d)
             return;
         ls->hstamp[d] = ls->stampv;
         for (int t = ls->hhead[d]; t >= 0; t = ls->hnext[t])
-            add_aff(ls, (unsigned)t);
+            add_task(ls, (unsigned)t, false);
     }
     dom = corun_topo_domain(ls->pm->topo, corun__pm_levels[li], (unsigned)d);
     for (unsigned k = 0; k < dom->ncpus; k++)
-        add_cpu_tasks(ls, dom->cpus[k]);
+        add_cpu_tasks_as(ls, dom->cpus[k], li != 3);
 }
 
 /* Adds the tasks whose speed reads the memory load of the nodes where the
@@ -256,6 +306,7 @@ static void add_core_mem(struct ls *ls, int k)
         return;
     dom = corun_topo_domain(ls->pm->topo, CORUN_LEVEL_CORE, (unsigned)k);
     for (unsigned j = 0; j < dom->ncpus; j++) {
+        add_cpu_tasks(ls, dom->cpus[j]); /* their crowd, read whole */
         add_homes(ls, dom->cpus[j]);
         add_domain(ls, 3, LEV(ls->pm, dom->cpus[j], 3));
     }
@@ -340,17 +391,28 @@ static double try_moves(struct ls *ls, const unsigned *t, const unsigned *to, un
             for (unsigned j = 0; dom && j < dom->ncpus; j++)
                 add_cpu_tasks(ls, dom->cpus[j]);
         }
+    /* A task only its node's load changed for keeps the other parts of
+     * its speed: its memory cost is read again, not its core and caches. */
     for (unsigned a = 0; a < ls->naff; a++) {
-        before += ls->s[ls->aff[a]];
-        ls->snew[a] = speed_of(ls, ls->aff[a]);
+        unsigned u = ls->aff[a];
+
+        before += ls->s[u];
+        if (ls->full[u] == ls->stampv) {
+            ls->snew[a] = speed_of(ls, u, &ls->pnew[a]);
+        } else {
+            ls->pnew[a] = ls->part[u];
+            ls->snew[a] = speed_from(&ls->part[u], mem_x(ls, u)) / ls->cnt[ls->cpu[u]];
+        }
         after += ls->snew[a];
     }
     for (unsigned m = 0; m < k; m++)
         after -= move_pen(ls, t[m]);
     ls->ops += ls->naff;
     if (after > before + 1e-9) {
-        for (unsigned a = 0; a < ls->naff; a++)
+        for (unsigned a = 0; a < ls->naff; a++) {
             ls->s[ls->aff[a]] = ls->snew[a];
+            ls->part[ls->aff[a]] = ls->pnew[a];
+        }
         return after - before;
     }
     for (unsigned m = k; m-- > 0;) {
@@ -391,9 +453,12 @@ static void ls_free(struct ls *ls)
     free(ls->next);
     free(ls->prev);
     free(ls->s);
+    free(ls->part);
     free(ls->stamp);
+    free(ls->full);
     free(ls->aff);
     free(ls->snew);
+    free(ls->pnew);
     free(ls->hhead);
     free(ls->hnext);
     free(ls->hstamp);
@@ -425,15 +490,18 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
     ls->next = malloc(n * sizeof(*ls->next));
     ls->prev = malloc(n * sizeof(*ls->prev));
     ls->s = calloc(n, sizeof(*ls->s));
+    ls->part = calloc(n, sizeof(*ls->part));
     ls->stamp = calloc(n, sizeof(*ls->stamp));
+    ls->full = calloc(n, sizeof(*ls->full));
     ls->aff = malloc(n * sizeof(*ls->aff));
     ls->snew = malloc(n * sizeof(*ls->snew));
+    ls->pnew = malloc(n * sizeof(*ls->pnew));
     ls->hhead = malloc(nnode * sizeof(*ls->hhead));
     ls->hnext = malloc(n * sizeof(*ls->hnext));
     ls->hstamp = calloc(nnode, sizeof(*ls->hstamp));
     if (!ls->core3 || !ls->cnt || !ls->corecnt || !ls->active || !ls->crowd || !ls->keep ||
-        !ls->cidx || !ls->head || !ls->next || !ls->prev || !ls->s || !ls->stamp || !ls->aff ||
-        !ls->snew || !ls->hhead || !ls->hnext || !ls->hstamp)
+        !ls->cidx || !ls->head || !ls->next || !ls->prev || !ls->s || !ls->part || !ls->stamp ||
+        !ls->full || !ls->aff || !ls->snew || !ls->pnew || !ls->hhead || !ls->hnext || !ls->hstamp)
         goto out_nomem;
     for (unsigned c = 0; c < nc; c++)
         ls->head[c] = -1;
@@ -449,7 +517,7 @@ static int ls_init(struct ls *ls, const struct corun__pm *pm, int *cpu, const in
         }
     }
     for (unsigned t = 0; t < pm->n; t++)
-        ls->s[t] = speed_of(ls, t);
+        ls->s[t] = speed_of(ls, t, &ls->part[t]);
     return 0;
 out_nomem:
     ls_free(ls);
