@@ -35,23 +35,24 @@ struct run_args {
     char **argv;
 };
 
-/* A --cpus list must name CPUs this process may use (as taskset's, which
- * the kernel would otherwise trim to those it has, or refuse): 0 or an
- * exit status, the CPUs that are not named. */
+/* A --cpus list must name CPUs this process may use (the kernel would
+ * trim the list to those, or refuse it): 0, or the usage error's exit
+ * status after a line naming the others. Where the topology cannot be
+ * read, the list goes to the kernel unchecked, as before. */
 static int check_usable(const char *list, const struct corun_cpuset *set)
 {
+    struct corun_topo_opts opts = {.source = CORUN_TOPO_SYSTEM};
     struct corun_topo *topo = NULL;
     struct corun_cpuset ok = {0};
     char missing[256] = "", usable[256] = "";
     size_t len = 0;
-    int err = cli_topo_load("run", NULL, NULL, &topo);
 
-    if (err)
-        return err;
-    if ((err = corun_topo_usable_set(topo, &ok))) {
+    if (corun_topo_load(&opts, &topo))
+        return 0;
+    if (corun_topo_usable_set(topo, &ok)) {
         corun_topo_free(topo);
-        cli_error("run", "usable CPUs: %s", corun_strerror(err));
-        return CLI_EXIT_FAIL;
+        corun_cpuset_release(&ok);
+        return 0;
     }
     corun_topo_free(topo);
     for (int c = corun_cpuset_next(set, 0); c >= 0; c = corun_cpuset_next(set, (unsigned)c + 1))
