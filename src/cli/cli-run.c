@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "act/act-internal.h"
 #include "cli/cli.h"
 #include "cli/job-group.h"
 #include "cli/json.h"
@@ -35,26 +36,21 @@ struct run_args {
     char **argv;
 };
 
-/* A --cpus list must name CPUs this process may use (the kernel would
+/* A --cpus list must name CPUs this process may use, its own affinity
+ * (which the kernel keeps inside its cgroup's cpuset; the kernel would
  * trim the list to those, or refuse it): 0, or the usage error's exit
- * status after a line naming the others. Where the topology cannot be
- * read, the list goes to the kernel unchecked, as before. */
+ * status after a line naming the others. Where the mask cannot be read,
+ * the list goes to the kernel unchecked. */
 static int check_usable(const char *list, const struct corun_cpuset *set)
 {
-    struct corun_topo_opts opts = {.source = CORUN_TOPO_SYSTEM};
-    struct corun_topo *topo = NULL;
     struct corun_cpuset ok = {0};
     char missing[256] = "", usable[256] = "";
     size_t len = 0;
 
-    if (corun_topo_load(&opts, &topo))
-        return 0;
-    if (corun_topo_usable_set(topo, &ok)) {
-        corun_topo_free(topo);
+    if (corun__mask_get(0, &ok)) {
         corun_cpuset_release(&ok);
         return 0;
     }
-    corun_topo_free(topo);
     for (int c = corun_cpuset_next(set, 0); c >= 0; c = corun_cpuset_next(set, (unsigned)c + 1))
         if (!corun_cpuset_isset(&ok, (unsigned)c) && len < sizeof(missing))
             len +=
