@@ -21,13 +21,25 @@ mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpuset(,|$)/ {print $2; exit}' /proc/mou
 v2=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
 if [[ -n $v2 ]] && grep -qw cpuset "$v2/cgroup.controllers" 2> /dev/null; then mnt=$v2; fi
 echo "cpuset hierarchy: $mnt"
-before=$(grep -E '(^0::|cpuset)' /proc/self/cgroup | head -1 | cut -d: -f3)
+# cgroup_of PID: its cgroup in the cpuset hierarchy.
+cgroup_of() { grep -E '(^0::|cpuset)' /proc/"$1"/cgroup | head -1 | cut -d: -f3; }
+# placed_then_crashed CPUS TAG: a waiting kernel placed on CPUS through
+# cpusets, then its corun killed (-9): sets pid and cg (corun's cgroup).
+placed_then_crashed() {
+  "$CORUN" run --actuator cpuset --journal-dir "$J" --cpus "$1" -- "$K/corun-compute" -n 0 -r "$tmp/$2" -w "$tmp/go" 2> /dev/null &
+  local c=$!
+  wait_file "$tmp/$2" && ok || fail "$2: never ready"
+  pid=$(cat "$tmp/$2")
+  cg=$(cgroup_of "$pid")
+  kill -9 "$c"; wait "$c" 2> /dev/null
+}
+before=$(cgroup_of self)
 
 "$CORUN" run --actuator cpuset --journal "$J" --cpus "$last" -- "$K/corun-compute" -n 0 -t 3 -r "$tmp/r1" -w "$tmp/go" 2> "$tmp/err" &
 c=$!
 wait_file "$tmp/r1" && ok || fail "never ready: $(cat "$tmp/err")"
 pid=$(cat "$tmp/r1")
-cg=$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)
+cg=$(cgroup_of "$pid")
 [[ $cg == /corun/"$pid"-* ]] && ok || fail "not in corun's cgroup: '$cg'"
 expect_eq "cpuset.cpus" "$(cat "$mnt$cg/cpuset.cpus" 2> /dev/null)" "$last"
 expect_eq "every thread on the cpuset" "$(affinity_of "$pid")" "$last"
@@ -37,14 +49,9 @@ expect_eq "journal empty" "$(ls "$J" | wc -l)" 0
 rm -f "$tmp/go"
 
 # Crash, then corun restore: back to its cgroup, cgroup removed.
-"$CORUN" run --actuator cpuset --journal "$J" --cpus "$last" -- "$K/corun-compute" -n 0 -r "$tmp/r2" -w "$tmp/go" 2> /dev/null &
-c=$!
-wait_file "$tmp/r2" && ok || fail "crash case never ready"
-pid=$(cat "$tmp/r2")
-cg=$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)
-kill -9 "$c"; wait "$c" 2> /dev/null
+placed_then_crashed "$last" r2
 "$CORUN" restore --journal "$J" > "$tmp/out"; expect_eq "restore exit" $? 0
-expect_eq "back in its cgroup" "$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)" "$before"
+expect_eq "back in its cgroup" "$(cgroup_of "$pid")" "$before"
 [[ ! -d $mnt$cg ]] && ok || fail "cgroup $mnt$cg left after restore"
 expect_eq "affinity back" "$(affinity_of "$pid")" "$(affinity_of $$)"
 touch "$tmp/go"
@@ -55,15 +62,10 @@ touch "$tmp/go"
 # recent one, like this machine's, keeps the mask the user asked for.)
 if ((last >= 1)) && command -v taskset > /dev/null; then
   rm -f "$tmp/go"
-  "$CORUN" run --actuator cpuset --journal-dir "$J" --cpus "0-$last" -- "$K/corun-compute" -n 0 -r "$tmp/r3" -w "$tmp/go" 2> /dev/null &
-  c=$!
-  wait_file "$tmp/r3" && ok || fail "owner-pin case never ready"
-  pid=$(cat "$tmp/r3")
-  cg=$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)
-  kill -9 "$c"; wait "$c" 2> /dev/null
+  placed_then_crashed "0-$last" r3
   taskset -apc "$last" "$pid" > /dev/null || fail "taskset failed"
   "$CORUN" restore --journal-dir "$J" > "$tmp/out"; expect_eq "restore exit (owner pin)" $? 0
-  expect_eq "owner pin: back in its cgroup" "$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)" "$before"
+  expect_eq "owner pin: back in its cgroup" "$(cgroup_of "$pid")" "$before"
   [[ ! -d $mnt$cg ]] && ok || fail "cgroup $mnt$cg left after restore (owner pin)"
   expect_eq "owner's mask set again after the move" "$(affinity_of "$pid")" "$last"
   grep -q "left alone: its owner changed its affinity" "$tmp/out" && ok || fail "restore said: $(cat "$tmp/out")"
@@ -73,12 +75,7 @@ fi
 # Crash, then its owner moves it to a cgroup of theirs, then corun restore:
 # it stays in their cgroup, and corun's is removed.
 rm -f "$tmp/go"
-"$CORUN" run --actuator cpuset --journal-dir "$J" --cpus "$last" -- "$K/corun-compute" -n 0 -r "$tmp/r4" -w "$tmp/go" 2> /dev/null &
-c=$!
-wait_file "$tmp/r4" && ok || fail "owner-move case never ready"
-pid=$(cat "$tmp/r4")
-cg=$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)
-kill -9 "$c"; wait "$c" 2> /dev/null
+placed_then_crashed "$last" r4
 theirs=corun-test-theirs-$$
 mkdir "$mnt/$theirs" || fail "mkdir $mnt/$theirs"
 if [[ $mnt != "$v2" ]]; then
@@ -87,7 +84,7 @@ if [[ $mnt != "$v2" ]]; then
 fi
 echo "$pid" > "$mnt/$theirs/cgroup.procs" || fail "moving $pid to $theirs"
 "$CORUN" restore --journal-dir "$J" > "$tmp/out"; expect_eq "restore exit (owner move)" $? 0
-expect_eq "owner move: still in their cgroup" "$(grep -E '(^0::|cpuset)' /proc/"$pid"/cgroup | head -1 | cut -d: -f3)" "/$theirs"
+expect_eq "owner move: still in their cgroup" "$(cgroup_of "$pid")" "/$theirs"
 [[ ! -d $mnt$cg ]] && ok || fail "cgroup $mnt$cg left after restore (owner move)"
 grep -q "left alone: no longer in corun's cgroup" "$tmp/out" && ok || fail "restore said: $(cat "$tmp/out")"
 echo "$pid" > "$mnt/cgroup.procs"; rmdir "$mnt/$theirs"
