@@ -28,6 +28,11 @@
  * presets'. A file without SMT or with under six cores in CPU 0's LLC is
  * left out, with a line on stderr. The last line is JSON: the median
  * tables, row by row.
+ *
+ * The per-vendor pair tables of profile-prior.c (core_pair_vendor) are the
+ * rows this prints for the four machines of bench/fit/: one LLC of 12 or
+ * 32 MB over eight SMT2 cores, at the simulator's defaults for Intel and
+ * for AMD (bench/fit/README.md).
  */
 #include <stdio.h>
 #include <stdlib.h>

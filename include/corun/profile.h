@@ -137,6 +137,10 @@ CORUN_API void corun_profile_prior(enum corun_class cls, enum corun_level level,
  *       core_pair(v, a) * (press_a / prior_press_a)
  * with sens and press the profiles' core-level figures and the priors those
  * of corun_profile_prior(). UNKNOWN classes give the mean over classes.
+ * This is the table for cores of no known vendor, the median over machines;
+ * on a topology that names Intel, AMD or Hygon cores the learner and the
+ * predictor read the one fitted for that vendor and the machine's L3 size
+ * (docs/internals/model.md).
  */
 CORUN_API double corun_profile_core_pair(enum corun_class victim, enum corun_class aggressor);
 

@@ -19,6 +19,8 @@ struct corun__cache_geom {
     double c_mb[2], p_mb[2];
     bool l3_core; /* every L3 is one core's own (POWER's): SMT siblings are
                      all its tenants (corun__l3_others()) */
+    unsigned core_vendor; /* the cores' vendor's pair table (1 Intel, 2 AMD),
+                             or 0: the median one (corun__core_pair_geom()) */
 };
 
 /*
@@ -33,6 +35,15 @@ struct corun__cache_geom {
  */
 int corun__share_dom(const struct corun_topo *topo, unsigned cpu, enum corun_level level,
                      const struct corun__cache_geom *g, double *scale);
+
+/* corun_profile_core_pair() for the cores of the machine @g describes: where
+ * the topology names a vendor that has its own tables (Intel, AMD, Hygon),
+ * those fitted at its defaults under LLCs of 12 and 32 MB, interpolated on
+ * the logarithm of the largest L3 (clamped to the two); else the median
+ * table. The learner and the predictor both read it, so that a learned
+ * core multiplier scales the same prior. */
+double corun__core_pair_geom(const struct corun__cache_geom *g, enum corun_class victim,
+                             enum corun_class aggressor);
 
 /* The geometry of @topo: each level's largest shared cache, and below the
  * L3 the largest part of an L2 one core holds; the reference's (2 MB over

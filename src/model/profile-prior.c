@@ -14,6 +14,7 @@
  */
 #include <math.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "corun/profile.h"
 #include "model/profile-internal.h"
@@ -155,6 +156,7 @@ static const struct corun__cache_geom ref_geom = {.c_mb = {2, 16}, .p_mb = {0.03
  * interfere more (about 0.2 in the simulator), which core_spill[][] below
  * adds.
  * A task's learned core sensitivity and pressure scale its row and column.
+ * Cores whose vendor the topology names read core_pair_vendor[][] below.
  */
 static const double core_pair[CORUN_NCLASSES][CORUN_NCLASSES] = {
     [CORUN_CLASS_COMPUTE] = {0.65, 0.36, 0.33, 0.76, 0.48},
@@ -182,6 +184,64 @@ static const double core_spill[CORUN_NCLASSES][CORUN_NCLASSES] = {
     [CORUN_CLASS_STREAMING] = {0.03, 0.03, 0.06, 0.06, 0.07},
 };
 
+/*
+ * The pair table at the defaults of one vendor's cores, where the topology
+ * names the vendor. The one table above is a median over machines whose
+ * cores keep 10 to 16 misses in flight and boost in steps or linearly, and
+ * what two threads of a core do to each other depends on those most. An
+ * Intel core at the simulator's defaults keeps ten misses in flight (the
+ * L1 fill buffers of Nehalem to Skylake), an AMD one twelve, and they boost
+ * in four bins and linearly: two streamers as siblings cost each other
+ * 0.68 on the first, 0.46 on the second, 0.49 in the median.
+ * What a rabbit sibling costs depends on the LLC too: a rabbit that the
+ * LLC holds runs faster and pushes more out of the L2 it shares (compute
+ * beside a rabbit 0.51 under a 12 MB LLC, 0.38 under 32 MB, Intel).
+ * So each vendor has a table for an LLC of 12 MB and one of 32 MB, and
+ * corun__core_pair_geom() interpolates on the logarithm of the machine's
+ * largest L3, clamped to the two. Fitted by `make bench &&
+ * build/bench/fit-core-pair bench/fit/Intel-8C-12MB.xml ...` (each file's
+ * own rows; four files): one LLC over eight SMT2 cores of 256 KB L2, the
+ * vendor named and no model, so that the simulator takes its defaults for
+ * the vendor (bench/fit/README.md). Hygon's cores are AMD's. Other vendors
+ * keep the median table.
+ */
+static const double core_pair_vendor[2][2][CORUN_NCLASSES][CORUN_NCLASSES] = {
+    {/* GenuineIntel */
+     {
+         /* 12 MB LLC */
+         [CORUN_CLASS_COMPUTE] = {0.69, 0.38, 0.51, 0.90, 0.53},
+         [CORUN_CLASS_SHEEP] = {0.34, 0.04, 0.09, 0.25, 0.09},
+         [CORUN_CLASS_RABBIT] = {0.27, 0.10, 0.15, 0.33, 0.20},
+         [CORUN_CLASS_CHASING] = {0.15, 0.11, 0.12, 0.27, 0.09},
+         [CORUN_CLASS_STREAMING] = {0.33, 0.18, 0.31, 0.37, 0.68},
+     },
+     {
+         /* 32 MB LLC */
+         [CORUN_CLASS_COMPUTE] = {0.69, 0.38, 0.38, 0.84, 0.51},
+         [CORUN_CLASS_SHEEP] = {0.34, 0.04, 0.02, 0.21, 0.06},
+         [CORUN_CLASS_RABBIT] = {0.28, 0.05, 0.08, 0.27, 0.17},
+         [CORUN_CLASS_CHASING] = {0.16, 0.10, 0.11, 0.27, 0.08},
+         [CORUN_CLASS_STREAMING] = {0.33, 0.17, 0.28, 0.36, 0.67},
+     }},
+    {/* AuthenticAMD, HygonGenuine */
+     {
+         /* 12 MB LLC */
+         [CORUN_CLASS_COMPUTE] = {0.66, 0.36, 0.49, 0.87, 0.51},
+         [CORUN_CLASS_SHEEP] = {0.32, 0.03, 0.08, 0.24, 0.08},
+         [CORUN_CLASS_RABBIT] = {0.26, 0.09, 0.15, 0.33, 0.11},
+         [CORUN_CLASS_CHASING] = {0.15, 0.11, 0.12, 0.27, 0.09},
+         [CORUN_CLASS_STREAMING] = {0.33, 0.18, 0.22, 0.37, 0.46},
+     },
+     {
+         /* 32 MB LLC */
+         [CORUN_CLASS_COMPUTE] = {0.66, 0.36, 0.36, 0.82, 0.49},
+         [CORUN_CLASS_SHEEP] = {0.32, 0.03, 0.01, 0.20, 0.05},
+         [CORUN_CLASS_RABBIT] = {0.26, 0.05, 0.08, 0.27, 0.09},
+         [CORUN_CLASS_CHASING] = {0.15, 0.10, 0.11, 0.27, 0.08},
+         [CORUN_CLASS_STREAMING] = {0.32, 0.17, 0.20, 0.36, 0.46},
+     }},
+};
+
 /* Entry (@victim, @aggressor) of @tab; on an unknown side, the mean over
  * what is unknown. */
 static double class_pair(const double tab[CORUN_NCLASSES][CORUN_NCLASSES], enum corun_class victim,
@@ -207,6 +267,20 @@ double corun_profile_core_pair(enum corun_class victim, enum corun_class aggress
 double corun_profile_core_spill(enum corun_class victim, enum corun_class aggressor)
 {
     return class_pair(core_spill, victim, aggressor);
+}
+
+double corun__core_pair_geom(const struct corun__cache_geom *g, enum corun_class victim,
+                             enum corun_class aggressor)
+{
+    const double(*t)[CORUN_NCLASSES][CORUN_NCLASSES];
+    double w;
+
+    if (g->core_vendor < 1 || g->core_vendor > 2)
+        return class_pair(core_pair, victim, aggressor);
+    t = core_pair_vendor[g->core_vendor - 1];
+    w = log(g->c_mb[1] / 12) / log(32.0 / 12);
+    w = w < 0 ? 0 : w > 1 ? 1 : w;
+    return (1 - w) * class_pair(t[0], victim, aggressor) + w * class_pair(t[1], victim, aggressor);
 }
 
 static int level_col(enum corun_level level)
@@ -272,6 +346,17 @@ void corun_profile_prior(enum corun_class cls, enum corun_level level, double *p
     corun__prior_geom(&ref_geom, cls, level, pressure, sensitivity);
 }
 
+/* The row of core_pair_vendor[][] for CPUID vendor string @v, plus one; 0:
+ * none (the median table). */
+static unsigned vendor_of(const char *v)
+{
+    if (!strcmp(v, "GenuineIntel"))
+        return 1;
+    if (!strcmp(v, "AuthenticAMD") || !strcmp(v, "HygonGenuine"))
+        return 2;
+    return 0;
+}
+
 void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *g)
 {
     unsigned n = corun_topo_ncpus(topo);
@@ -314,6 +399,7 @@ void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *
         }
     }
     g->l3_core = l3 && own;
+    g->core_vendor = vendor_of(corun_topo_info(topo)->cpu_vendor);
     /* Sizes the topology does not give: the reference's. */
     for (int l = 0; l < 2; l++)
         if (!(g->c_mb[l] > 0))

@@ -394,7 +394,7 @@ static void features(struct corun_profiler *p, const struct corun_profile_obs *o
             for (unsigned c = 0; c < NCLS; c++) {
                 double v = sum[0][(size_t)d * NCLS + c] - (c == cv ? mp / cnt[obs[k].cpu] : 0);
 
-                f[0] += (corun_profile_core_pair(idx_cls(cv), idx_cls(c)) +
+                f[0] += (corun__core_pair_geom(&p->geom, idx_cls(cv), idx_cls(c)) +
                          d3 * corun_profile_core_spill(idx_cls(cv), idx_cls(c))) *
                         (v > 0 ? v : 0);
             }
@@ -503,7 +503,7 @@ static void press_grad(struct corun_profiler *p, const struct slot *s, const str
                 corun_profile_prior(slot_class(sj), CORUN_LEVEL_CORE, &pj, &sj0);
                 if (pj <= 0)
                     continue;
-                g = (corun_profile_core_pair(idx_cls(cv), slot_class(sj)) +
+                g = (corun__core_pair_geom(&p->geom, idx_cls(cv), slot_class(sj)) +
                      d3 * corun_profile_core_spill(idx_cls(cv), slot_class(sj))) /
                     pj;
             } else {

@@ -69,7 +69,7 @@ struct corun__pm {
      * two threads a core, from the engine's second plan on. */
     bool crowd_load;
     struct corun__cache_geom geom; /* the priors' (l3_core: corun__l3_others()) */
-    /* The core level is pairwise by class (corun_profile_core_pair()): */
+    /* The core level is pairwise by class (corun__core_pair_geom()): */
     unsigned *cls;        /* class index per task, CORUN__PM_NCLS - 1 for unknown */
     unsigned *scls;       /* class of its spill row: cls, but a squeezed rabbit's */
     double *ms, *mp;      /* core sensitivity and pressure over their class prior */

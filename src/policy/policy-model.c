@@ -633,7 +633,7 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
             enum corun_class cv = v < CORUN_NCLASSES ? (enum corun_class)v : CORUN_CLASS_UNKNOWN;
             enum corun_class ca = a < CORUN_NCLASSES ? (enum corun_class)a : CORUN_CLASS_UNKNOWN;
 
-            pm->pair[v][a] = corun_profile_core_pair(cv, ca);
+            pm->pair[v][a] = corun__core_pair_geom(&pm->geom, cv, ca);
             pm->spill[v][a] = corun_profile_core_spill(cv, ca);
         }
     for (unsigned i = 0; i < n; i++) {
