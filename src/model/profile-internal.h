@@ -21,6 +21,9 @@ struct corun__cache_geom {
                      all its tenants (corun__l3_others()) */
     unsigned core_vendor; /* the cores' vendor's pair table (1 Intel, 2 AMD),
                              or 0: the median one (corun__core_pair_geom()) */
+    /* corun__core_pair_geom()'s entries, victim row, aggressor column, the
+     * last row and column for an unknown class (corun__core_pair_fill()) */
+    double pair[CORUN_NCLASSES + 1][CORUN_NCLASSES + 1];
 };
 
 /*
@@ -44,6 +47,10 @@ int corun__share_dom(const struct corun_topo *topo, unsigned cpu, enum corun_lev
  * core multiplier scales the same prior. */
 double corun__core_pair_geom(const struct corun__cache_geom *g, enum corun_class victim,
                              enum corun_class aggressor);
+
+/* Fills @g->pair from its vendor and L3 size (corun__cache_geom() does; a
+ * caller that changes either calls it again). */
+void corun__core_pair_fill(struct corun__cache_geom *g);
 
 /* The geometry of @topo: each level's largest shared cache, and below the
  * L3 the largest part of an L2 one core holds; the reference's (2 MB over

@@ -269,8 +269,10 @@ double corun_profile_core_spill(enum corun_class victim, enum corun_class aggres
     return class_pair(core_spill, victim, aggressor);
 }
 
-double corun__core_pair_geom(const struct corun__cache_geom *g, enum corun_class victim,
-                             enum corun_class aggressor)
+/* The entry (@victim, @aggressor) of the pair table for @g's cores, from the
+ * tables themselves (corun__core_pair_fill() keeps the results). */
+static double core_pair_of(const struct corun__cache_geom *g, enum corun_class victim,
+                           enum corun_class aggressor)
 {
     const double(*t)[CORUN_NCLASSES][CORUN_NCLASSES];
     double w;
@@ -281,6 +283,24 @@ double corun__core_pair_geom(const struct corun__cache_geom *g, enum corun_class
     w = log(g->c_mb[1] / 12) / log(32.0 / 12);
     w = w < 0 ? 0 : w > 1 ? 1 : w;
     return (1 - w) * class_pair(t[0], victim, aggressor) + w * class_pair(t[1], victim, aggressor);
+}
+
+void corun__core_pair_fill(struct corun__cache_geom *g)
+{
+    for (unsigned v = 0; v <= CORUN_NCLASSES; v++)
+        for (unsigned a = 0; a <= CORUN_NCLASSES; a++)
+            g->pair[v][a] =
+                core_pair_of(g, v < CORUN_NCLASSES ? (enum corun_class)v : CORUN_CLASS_UNKNOWN,
+                             a < CORUN_NCLASSES ? (enum corun_class)a : CORUN_CLASS_UNKNOWN);
+}
+
+double corun__core_pair_geom(const struct corun__cache_geom *g, enum corun_class victim,
+                             enum corun_class aggressor)
+{
+    unsigned v = (unsigned)victim < CORUN_NCLASSES ? (unsigned)victim : CORUN_NCLASSES;
+    unsigned a = (unsigned)aggressor < CORUN_NCLASSES ? (unsigned)aggressor : CORUN_NCLASSES;
+
+    return g->pair[v][a];
 }
 
 static int level_col(enum corun_level level)
@@ -399,13 +419,14 @@ void corun__cache_geom(const struct corun_topo *topo, struct corun__cache_geom *
         }
     }
     g->l3_core = l3 && own;
-    g->core_vendor = vendor_of(corun_topo_info(topo)->cpu_vendor);
     /* Sizes the topology does not give: the reference's. */
     for (int l = 0; l < 2; l++)
         if (!(g->c_mb[l] > 0))
             g->c_mb[l] = ref_geom.c_mb[l];
     if (!(g->p_mb[1] > 0))
         g->p_mb[1] = ref_geom.p_mb[1];
+    g->core_vendor = vendor_of(corun_topo_info(topo)->cpu_vendor);
+    corun__core_pair_fill(g);
 }
 
 /*

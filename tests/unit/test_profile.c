@@ -478,8 +478,10 @@ static void test_core_pair_follows_vendor(void **state)
     mid = corun__core_pair_geom(&gi, c, r);
     g = gi;
     g.c_mb[1] = 12;
+    corun__core_pair_fill(&g);
     assert_true(fabs(corun__core_pair_geom(&g, c, r) - 0.51) < 1e-9);
     g.c_mb[1] = 96;
+    corun__core_pair_fill(&g);
     assert_true(fabs(corun__core_pair_geom(&g, c, r) - 0.38) < 1e-9);
     assert_true(mid > 0.38 + 0.01 && mid < 0.51 - 0.01);
     for (int v = 0; v <= CORUN_NCLASSES; v++)
