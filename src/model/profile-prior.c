@@ -190,7 +190,7 @@ static const double core_spill[CORUN_NCLASSES][CORUN_NCLASSES] = {
  * cores keep 10 to 16 misses in flight and boost in steps or linearly, and
  * what two threads of a core do to each other depends on those most. An
  * Intel core at the simulator's defaults keeps ten misses in flight (the
- * L1 fill buffers of Nehalem to Skylake), an AMD one twelve, and they boost
+ * L1 fill buffers of Nehalem to Broadwell), an AMD one twelve, and they boost
  * in four bins and linearly: two streamers as siblings cost each other
  * 0.68 on the first, 0.46 on the second, 0.49 in the median.
  * What a rabbit sibling costs depends on the LLC too: a rabbit that the
