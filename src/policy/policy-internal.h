@@ -84,7 +84,7 @@ struct corun__pm {
     unsigned npkg, ncore;
     const double *turbo_rel; /* the snapshot's turbo table, NULL */
     unsigned turbo_n;
-    double pair[CORUN__PM_NCLS][CORUN__PM_NCLS];
+    /* the pair table is geom.pair (corun__core_pair_fill()), same layout */
     double spill[CORUN__PM_NCLS][CORUN__PM_NCLS]; /* more per L3 share lost */
 };
 
@@ -282,7 +282,7 @@ static inline double corun__pm_crowd_keep(const struct corun__pm *pm, unsigned i
 static inline double corun__pm_core_x(const struct corun__pm *pm, unsigned i, const double *csum,
                                       double own_mp, double d3, unsigned busy, const double *crowd)
 {
-    const double *row = pm->pair[pm->cls[i]], *sp = pm->spill[pm->scls[i]];
+    const double *row = pm->geom.pair[pm->cls[i]], *sp = pm->spill[pm->scls[i]];
     double x = 0;
 
     if (busy > 2 && crowd) {

@@ -633,7 +633,6 @@ int corun__pm_init(struct corun__pm *pm, const struct corun_snapshot *snap)
             enum corun_class cv = v < CORUN_NCLASSES ? (enum corun_class)v : CORUN_CLASS_UNKNOWN;
             enum corun_class ca = a < CORUN_NCLASSES ? (enum corun_class)a : CORUN_CLASS_UNKNOWN;
 
-            pm->pair[v][a] = corun__core_pair_geom(&pm->geom, cv, ca);
             pm->spill[v][a] = corun_profile_core_spill(cv, ca);
         }
     for (unsigned i = 0; i < n; i++) {
@@ -886,8 +885,10 @@ double corun__pm_pair_cost(const struct corun__pm *pm, unsigned a, unsigned b, u
         if (da < 0 || da != pm->dom[cpu_b * CORUN__PM_NLEV + li])
             continue;
         if (li == 0) {
-            xa += pm->ms[a] * (pm->pair[ca][cb] + d3a * pm->spill[pm->scls[a]][cb]) * pm->mp[b];
-            xb += pm->ms[b] * (pm->pair[cb][ca] + d3b * pm->spill[pm->scls[b]][ca]) * pm->mp[a];
+            xa +=
+                pm->ms[a] * (pm->geom.pair[ca][cb] + d3a * pm->spill[pm->scls[a]][cb]) * pm->mp[b];
+            xb +=
+                pm->ms[b] * (pm->geom.pair[cb][ca] + d3b * pm->spill[pm->scls[b]][ca]) * pm->mp[a];
             continue;
         }
         xa += pm->sens[a * CORUN__PM_NLEV + li] *
